@@ -1,0 +1,83 @@
+/* main: finds the subcommand in the command table and runs it. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "builtin.h"
+
+struct command {
+	const char *name;
+	int (*fn)(int argc, const char **argv);
+	const char *help;
+};
+
+static const struct command commands[] = {
+	{ "record",  cmd_record,  "run a command and record its CUDA calls and scheduling" },
+	{ "analyze", cmd_analyze, "turn a trace into a causal-chain report" },
+	{ "info",    cmd_info,    "show what a trace holds: header, libraries, counts, losses" },
+	{ "dump",    cmd_dump,    "print the events of a trace, one per line" },
+	{ "probes",  cmd_probes,  "list the probe sets and which of their symbols a library has" },
+};
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+static NORETURN void vdie(const char *fmt, va_list ap, int err)
+{
+	fputs("ingero: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	if (err)
+		fprintf(stderr, ": %s", strerror(err));
+	fputc('\n', stderr);
+	exit(1);
+}
+
+void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vdie(fmt, ap, 0);
+}
+
+void die_errno(const char *fmt, ...)
+{
+	int err = errno;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vdie(fmt, ap, err);
+}
+
+static void usage(FILE *f)
+{
+	size_t i;
+
+	fprintf(f, "usage: ingero [--version] [--help] <command> [<args>]\n\nCommands:\n");
+	for (i = 0; i < ARRAY_SIZE(commands); i++)
+		fprintf(f, "    %-10s %s\n", commands[i].name, commands[i].help);
+	fprintf(f, "\n'ingero <command> --help' shows the options of a command.\n");
+}
+
+int main(int argc, const char **argv)
+{
+	size_t i;
+
+	if (argc < 2) {
+		usage(stderr);
+		return 129;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("ingero %s\n", INGERO_VERSION);
+		return 0;
+	}
+	for (i = 0; i < ARRAY_SIZE(commands); i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].fn(argc - 1, argv + 1);
+	fprintf(stderr, "ingero: '%s' is not a command; see 'ingero --help'\n", argv[1]);
+	return 129;
+}

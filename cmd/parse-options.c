@@ -1,0 +1,171 @@
+/* The option parser: long and short options from a table, usage printed from the same table. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "parse-options.h"
+#include "../lib/error.h"
+
+static int set_number(const struct option *o, const char *arg, const char *name)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(arg, &end, 0);
+	if (errno || end == arg || *end || *arg == '-')
+		return error("option '%s' wants a number, not '%s'", name, arg);
+	if (o->type == OPTION_INT) {
+		if (v > 0x7fffffff)
+			return error("option '%s': %s is too large", name, arg);
+		*(int *)o->value = (int)v;
+	} else {
+		*(uint64_t *)o->value = v;
+	}
+	return 0;
+}
+
+static int apply(const struct option *o, const char *arg, const char *name)
+{
+	switch (o->type) {
+	case OPTION_BOOL:
+		*(int *)o->value = 1;
+		return 0;
+	case OPTION_STRING:
+		*(const char **)o->value = arg;
+		return 0;
+	case OPTION_INT:
+	case OPTION_U64:
+		return set_number(o, arg, name);
+	case OPTION_CALLBACK:
+		return o->callback(o, arg);
+	default:
+		BUG("option type %d", o->type);
+	}
+}
+
+static const struct option *find_long(const struct option *opts, const char *name, size_t len)
+{
+	for (; opts->type != OPTION_END; opts++)
+		if (opts->long_name && strlen(opts->long_name) == len &&
+		    !strncmp(opts->long_name, name, len))
+			return opts;
+	return NULL;
+}
+
+static const struct option *find_short(const struct option *opts, int c)
+{
+	for (; opts->type != OPTION_END; opts++)
+		if (opts->short_name == c)
+			return opts;
+	return NULL;
+}
+
+/* Handles argv[*i], a long option; may consume the next argument. */
+static int parse_long(const struct option *opts, int argc, const char **argv, int *i)
+{
+	const char *name = argv[*i] + 2;
+	const char *eq = strchr(name, '=');
+	size_t len = eq ? (size_t)(eq - name) : strlen(name);
+	const struct option *o = find_long(opts, name, len);
+
+	if (!o)
+		return error("unknown option '--%.*s'", (int)len, name);
+	if (!o->argh) {
+		if (eq)
+			return error("option '--%s' takes no value", o->long_name);
+		return apply(o, NULL, argv[*i]);
+	}
+	if (eq)
+		return apply(o, eq + 1, argv[*i]);
+	if (*i + 1 >= argc)
+		return error("option '--%s' requires a value", o->long_name);
+	++*i;
+	return apply(o, argv[*i], argv[*i - 1]);
+}
+
+/* Handles argv[*i], one or more short options bundled: -av, -ofile, -o file. */
+static int parse_short(const struct option *opts, int argc, const char **argv, int *i)
+{
+	const char *p;
+
+	for (p = argv[*i] + 1; *p; p++) {
+		const struct option *o = find_short(opts, *p);
+		char name[3] = { '-', *p, 0 };
+
+		if (!o)
+			return error("unknown switch '%c'", *p);
+		if (!o->argh) {
+			if (apply(o, NULL, name))
+				return -1;
+			continue;
+		}
+		if (p[1])
+			return apply(o, p + 1, name);
+		if (*i + 1 >= argc)
+			return error("switch '%c' requires a value", *p);
+		++*i;
+		return apply(o, argv[*i], name);
+	}
+	return 0;
+}
+
+static int is_help(const char *arg)
+{
+	return !strcmp(arg, "-h") || !strcmp(arg, "--help");
+}
+
+int parse_options(int argc, const char **argv, const struct option *opts,
+		  const char *const *usage, unsigned flags)
+{
+	int i, out = 0;
+
+	for (i = 1; i < argc; i++) {
+		const char *arg = argv[i];
+		int ret;
+
+		if (!strcmp(arg, "--")) {
+			i++;
+			break;
+		}
+		if (arg[0] != '-' || !arg[1]) {
+			if (flags & PARSE_OPT_STOP_AT_NON_OPTION)
+				break;
+			argv[out++] = arg;
+			continue;
+		}
+		if (is_help(arg))
+			usage_with_options(usage, opts, 0);
+		ret = arg[1] == '-' ? parse_long(opts, argc, argv, &i) : parse_short(opts, argc, argv, &i);
+		if (ret)
+			usage_with_options(usage, opts, 1);
+	}
+	while (i < argc)
+		argv[out++] = argv[i++];
+	argv[out] = NULL;
+	return out;
+}
+
+void usage_with_options(const char *const *usage, const struct option *opts, int err)
+{
+	FILE *f = err ? stderr : stdout;
+	int first = 1;
+
+	for (; *usage; usage++, first = 0)
+		fprintf(f, "%s%s\n", first ? "usage: " : "   or: ", *usage);
+	fputc('\n', f);
+	for (; opts->type != OPTION_END; opts++) {
+		char left[64];
+		int n = 0;
+
+		if (opts->short_name)
+			n += snprintf(left + n, sizeof(left) - n, "-%c%s", opts->short_name,
+				      opts->long_name ? ", " : "");
+		if (opts->long_name)
+			n += snprintf(left + n, sizeof(left) - n, "--%s", opts->long_name);
+		if (opts->argh)
+			snprintf(left + n, sizeof(left) - n, " <%s>", opts->argh);
+		fprintf(f, "    %-26s %s\n", left, opts->help);
+	}
+	exit(err ? 129 : 0);
+}

@@ -1,0 +1,46 @@
+/* Command-line options as one table per command, so that -h cannot drift from the code. */
+#ifndef INGERO_PARSE_OPTIONS_H
+#define INGERO_PARSE_OPTIONS_H
+
+#include <stdint.h>
+
+enum option_type {
+	OPTION_END,
+	OPTION_BOOL,		/* int *: set to 1 */
+	OPTION_STRING,		/* const char **: the argument */
+	OPTION_INT,		/* int *: a decimal number */
+	OPTION_U64,		/* uint64_t *: a number */
+	OPTION_CALLBACK,	/* callback(opt, arg): 0 or -1 after printing an error */
+};
+
+struct option {
+	enum option_type type;
+	int short_name;
+	const char *long_name;
+	void *value;
+	const char *argh;	/* the argument's name in the help text; NULL: takes none */
+	const char *help;
+	int (*callback)(const struct option *opt, const char *arg);
+};
+
+#define OPT_BOOL(s, l, v, h)		{ OPTION_BOOL, (s), (l), (v), NULL, (h), NULL }
+#define OPT_STRING(s, l, v, a, h)	{ OPTION_STRING, (s), (l), (v), (a), (h), NULL }
+#define OPT_INT(s, l, v, a, h)		{ OPTION_INT, (s), (l), (v), (a), (h), NULL }
+#define OPT_U64(s, l, v, a, h)		{ OPTION_U64, (s), (l), (v), (a), (h), NULL }
+#define OPT_CALLBACK(s, l, v, a, h, f)	{ OPTION_CALLBACK, (s), (l), (v), (a), (h), (f) }
+#define OPT_END()			{ OPTION_END, 0, NULL, NULL, NULL, NULL, NULL }
+
+/* Stop at the first argument that is not an option (the command to run). */
+#define PARSE_OPT_STOP_AT_NON_OPTION 1
+
+/*
+ * Parses argv[1..] (argv[0] is the command's name), leaves what is not an
+ * option in argv[0..return value) and exits: 0 after printing the usage to
+ * stdout for -h/--help, 129 after an error (git's convention).
+ */
+int parse_options(int argc, const char **argv, const struct option *opts,
+		  const char *const *usage, unsigned flags);
+/* Prints the usage lines and the option table; to stderr with status 129 when err. */
+void usage_with_options(const char *const *usage, const struct option *opts, int err) __attribute__((noreturn));
+
+#endif

@@ -1,0 +1,72 @@
+/*
+ * Writing and reading .ing.zst traces: the writer streams events into a file
+ * that is complete at every checkpoint; the reader returns them in time order.
+ */
+#ifndef INGERO_TRACE_H
+#define INGERO_TRACE_H
+
+#include <stdint.h>
+#include "event.h"
+#include "api.h"
+
+struct ingero_header {
+	uint64_t start_ns;	/* the trace clock when recording began */
+	uint64_t realtime_ns;	/* the wall clock at the same moment */
+	uint32_t ncpus;
+	const char *host, *kernel, *clock, *boot_id;
+	const char *command;	/* the traced command line, arguments separated by spaces */
+	uint32_t napis;
+	const struct ingero_api *apis;
+};
+
+/* Per-stream counts, sizes and the time span, as the writer knows them or the reader read them. */
+struct ingero_trace_stats {
+	uint64_t events[INGERO_NR_STREAMS];
+	uint64_t bytes;		/* the file's size */
+	uint64_t first_ns, last_ns;
+	uint64_t blocks;
+};
+
+/*
+ * The time an event sorts by: a call (or open call) is placed at its
+ * return, every other event at its ts.
+ */
+static inline uint64_t ingero_event_key(const struct ingero_event *ev)
+{
+	return ev->stream == INGERO_STREAM_CALL || ev->stream == INGERO_STREAM_OPEN ?
+		ev->call.end_ns : ev->ts;
+}
+
+struct ingero_writer;
+
+/* Writes the header to fd; free with ingero_writer_close(). NULL and errno on failure. */
+struct ingero_writer *ingero_writer_new(int fd, const struct ingero_header *h);
+/* Events must come in order of ingero_event_key() within each stream. */
+int ingero_writer_add(struct ingero_writer *w, const struct ingero_event *ev);
+/* Ends the open blocks: the file then holds every event added so far. */
+int ingero_writer_flush(struct ingero_writer *w);
+void ingero_writer_stats(const struct ingero_writer *w, struct ingero_trace_stats *st);
+/* Flushes, appends the index and frees w; fd stays open. */
+int ingero_writer_close(struct ingero_writer *w);
+
+struct ingero_reader;
+
+/* Opens a trace; free with ingero_reader_close(). NULL and errno on failure, with a message printed. */
+struct ingero_reader *ingero_reader_open(const char *path);
+const struct ingero_header *ingero_reader_header(const struct ingero_reader *r);
+/* Only the streams in mask (bit 1 << stream) are returned; the others are not decoded. */
+void ingero_reader_streams(struct ingero_reader *r, uint32_t mask);
+/* 1 and the next event in time order, 0 at the end, -1 on a damaged file (see ingero_reader_error()). */
+int ingero_reader_next(struct ingero_reader *r, struct ingero_event *ev);
+/* The next ingero_reader_next() returns the first event whose key is at least ts. */
+int ingero_reader_seek(struct ingero_reader *r, uint64_t ts);
+/* Where and what the damage is: "block 12 at offset 40960: checksum mismatch". */
+const char *ingero_reader_error(const struct ingero_reader *r);
+/* Counts from the index (or from a scan when the file has none). */
+int ingero_reader_stats(struct ingero_reader *r, struct ingero_trace_stats *st);
+void ingero_reader_close(struct ingero_reader *r);
+
+const char *ingero_stream_name(enum ingero_stream s);
+int ingero_stream_by_name(const char *name);
+
+#endif

@@ -1,0 +1,40 @@
+/*
+ * The probe sets: the CUDA APIs ingero can probe, read from the prototypes
+ * in probes/*.proto, and the fetch arguments each one needs on this ABI.
+ */
+#ifndef INGERO_PROBES_H
+#define INGERO_PROBES_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "../lib/api.h"
+
+struct ingero_probe_set {
+	const char *name;	/* "alloc", "copy", "launch", ... */
+	const char *help;
+	int by_default;
+};
+
+/* The table of every API of every set, parsed once from the built-in prototypes. NULL on a BUG. */
+const struct ingero_api *ingero_probe_apis(size_t *napis);
+const struct ingero_probe_set *ingero_probe_sets(size_t *nsets);
+/*
+ * "alloc,copy" to a mask of sets (bit i: set i); "default" and "all" as
+ * well. -1 and a message naming the unknown set.
+ */
+int ingero_probe_sets_parse(const char *list, uint64_t *mask);
+int ingero_probe_set_index(const char *name);
+
+/*
+ * The fetch arguments of the entry (is_return 0) or return probe of api, as
+ * uprobe_events wants them after the location: "a0=%di:x64 a1=%si:u64".
+ * Field names: a0..a5 for the arguments, sp, ret for the return value and,
+ * for an API with an out-pointer, w0.. for the stack window read at return
+ * (see ingero_probe_window()). -1 if the buffer is too small.
+ */
+int ingero_probe_fetchargs(const struct ingero_api *api, int is_return, int use_arrays,
+			   char *buf, size_t len);
+/* The stack window at return: how many 8-byte words from the return sp, in fields of how many. */
+void ingero_probe_window(int use_arrays, unsigned *words, unsigned *per_field);
+
+#endif
