@@ -1,0 +1,989 @@
+/*
+ * The recorder: the ring buffers' pages are read in bulk, walked with
+ * kbuffer in place and merged across CPUs up to a watermark, so that each
+ * thread's entry is handled before its return wherever the thread ran.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <tracefs.h>
+#include <event-parse.h>
+#include <kbuffer.h>
+#include "error.h"
+#include "libfind.h"
+#include "record.h"
+#include "session.h"
+#include "trace.h"
+#include "../probes/probes.h"
+
+#define PAGES_PER_CPU 1024
+/* Events younger than this may still be committing on another CPU: they wait a round. */
+#define WATERMARK_SLACK_NS 2000000ULL
+#define MAX_DEPTH 16
+#define MAX_WINDOW_WORDS 256
+#define DROPPED_CHECK_NS 1000000000ULL
+
+enum handler_kind {
+	H_NONE,
+	H_ENTRY,
+	H_RETURN,
+	H_SWITCH,
+	H_WAKING,
+	H_FORK,
+	H_EXEC,
+	H_EXIT,
+	H_RENAME,
+};
+
+struct field {
+	int offset, size;
+};
+
+/* What to do with the events of one id, with its fields' places found once. */
+struct handler {
+	enum handler_kind kind;
+	uint32_t api;
+	struct field f[INGERO_MAX_ARGS + 4];
+	uint16_t window[MAX_WINDOW_WORDS];	/* offsets of the stack window's words */
+	unsigned nwindow;
+};
+
+/* Field slots of struct handler.f, by event kind. */
+enum { F_ARG0 = 0, F_SP = INGERO_MAX_ARGS, F_RET };
+enum { SW_PREV_COMM, SW_PREV_PID, SW_PREV_PRIO, SW_PREV_STATE, SW_NEXT_COMM, SW_NEXT_PID, SW_NEXT_PRIO };
+enum { WK_COMM, WK_PID, WK_PRIO, WK_TARGET };
+enum { FK_PARENT, FK_CHILD, FK_CHILD_COMM };
+enum { EX_PID, EX_OLD_PID, EX_FILENAME };
+enum { XT_COMM, XT_PID };
+enum { RN_PID, RN_NEWCOMM };
+
+struct frame {
+	uint64_t id, ts;
+	uint64_t args[INGERO_MAX_ARGS];
+	uint32_t api, cpu;
+};
+
+struct thread {
+	int32_t tid;		/* 0: a free slot */
+	uint32_t pid;
+	unsigned depth;
+	struct frame stack[MAX_DEPTH];
+};
+
+struct cpu_reader {
+	struct tracefs_cpu *tcpu;
+	struct kbuffer *kbuf;
+	int cpu;
+	char *pages;
+	unsigned head, tail;	/* pages [tail, head) are unread, modulo PAGES_PER_CPU */
+	void *rec;		/* the record under the cursor, in the page at tail */
+	unsigned long long rec_ts;
+	uint64_t last_ts;
+	uint64_t dropped;	/* the kernel's count at the last check */
+};
+
+struct probed_file {
+	dev_t dev;
+	ino_t ino;
+};
+
+struct ingero_recorder {
+	struct ingero_session *s;
+	struct ingero_writer *w;
+	const struct ingero_api *apis;
+	size_t napis;
+	const uint8_t *api_enabled;
+	pthread_mutex_t lock;
+
+	struct handler **handlers;	/* by event id */
+	size_t nhandlers;
+	unsigned state_map[32];		/* prev_state bit -> enum ingero_task_state */
+	uint32_t preempt_bit;
+
+	struct cpu_reader *cpus;
+	int ncpus;
+	size_t page_size;
+	uint64_t last_dropped_check;
+
+	struct thread *threads;
+	size_t threads_cap, nthreads;
+	uint64_t next_call_id;
+	uint64_t last_ts;
+
+	struct probed_file *files;
+	size_t nfiles;
+	uint32_t next_lib_id;
+	uint64_t *offsets;		/* scratch for ingero_lib_resolve() */
+	struct ingero_record_stats st;
+};
+
+uint64_t ingero_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* Setup: handlers and their fields. */
+
+static struct handler *handler_for(struct ingero_recorder *r, int id, enum handler_kind kind)
+{
+	struct handler *h;
+
+	if (id < 0 || id > 1 << 20)
+		return NULL;
+	if ((size_t)id >= r->nhandlers) {
+		size_t n = id + 64;
+		struct handler **p = realloc(r->handlers, n * sizeof(*p));
+
+		if (!p)
+			return NULL;
+		memset(p + r->nhandlers, 0, (n - r->nhandlers) * sizeof(*p));
+		r->handlers = p;
+		r->nhandlers = n;
+	}
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return NULL;
+	h->kind = kind;
+	free(r->handlers[id]);
+	r->handlers[id] = h;
+	return h;
+}
+
+static int find_fields(struct tep_event *ev, struct field *f, const char *const *names)
+{
+	int i;
+
+	for (i = 0; names[i]; i++) {
+		struct tep_format_field *tf = tep_find_field(ev, names[i]);
+
+		if (!tf)
+			return -1;
+		f[i].offset = tf->offset;
+		f[i].size = tf->size;
+	}
+	return 0;
+}
+
+static int optional_field(struct tep_event *ev, struct field *f, const char *name)
+{
+	struct tep_format_field *tf = tep_find_field(ev, name);
+
+	f->offset = tf ? tf->offset : -1;
+	f->size = tf ? tf->size : 0;
+	return tf ? 0 : -1;
+}
+
+/* The state letters of the kernel's __print_flags table, to the normalised bits. */
+static unsigned state_letter(const char *s)
+{
+	static const char letters[] = "SDTtXZPI";
+	const char *p = s[0] && !s[1] ? strchr(letters, s[0]) : NULL;
+
+	return p ? 1u << (p - letters) : 0;
+}
+
+static struct tep_print_arg *find_flags(struct tep_print_arg *a)
+{
+	struct tep_print_arg *found = NULL;
+
+	for (; a && !found; a = a->next) {
+		if (a->type == TEP_PRINT_FLAGS)
+			return a;
+		if (a->type == TEP_PRINT_OP)
+			found = find_flags(a->op.left) ? find_flags(a->op.left) : find_flags(a->op.right);
+	}
+	return found;
+}
+
+/*
+ * prev_state's bits differ between kernel versions: read them from the
+ * format's __print_flags table. The preemption mark is the bit above the
+ * table's highest (TASK_REPORT_MAX on current kernels, TASK_STATE_MAX on 4.x).
+ */
+static int read_state_bits(struct ingero_recorder *r, struct tep_event *ev)
+{
+	struct tep_print_arg *flags = find_flags(ev->print_fmt.args);
+	struct tep_print_flag_sym *sym;
+	unsigned long highest = 0;
+
+	if (!flags)
+		return error("sched_switch: no state table in its format");
+	for (sym = flags->flags.flags; sym; sym = sym->next) {
+		unsigned long v = strtoul(sym->value, NULL, 0);
+		int bit = v ? __builtin_ctzl(v) : -1;
+
+		if (bit >= 0 && bit < 32)
+			r->state_map[bit] = state_letter(sym->str);
+		if (v > highest)
+			highest = v;
+	}
+	if (!highest || highest >= 1ul << 31)
+		return error("sched_switch: unexpected state table");
+	r->preempt_bit = highest << 1;
+	return 0;
+}
+
+static int enable_sched(struct ingero_recorder *r)
+{
+	static const char *const sw[] = { "prev_comm", "prev_pid", "prev_prio", "prev_state",
+					  "next_comm", "next_pid", "next_prio", NULL };
+	static const char *const wk[] = { "comm", "pid", "prio", "target_cpu", NULL };
+	static const char *const fk[] = { "parent_pid", "child_pid", "child_comm", NULL };
+	static const char *const ex[] = { "pid", "old_pid", "filename", NULL };
+	static const char *const xt[] = { "comm", "pid", NULL };
+	static const char *const rn[] = { "pid", "newcomm", NULL };
+	static const struct {
+		const char *system, *event;
+		enum handler_kind kind;
+		const char *const *fields;
+		int required;
+	} events[] = {
+		{ "sched", "sched_switch", H_SWITCH, sw, 1 },
+		{ "sched", "sched_waking", H_WAKING, wk, 1 },
+		{ "sched", "sched_process_fork", H_FORK, fk, 1 },
+		{ "sched", "sched_process_exec", H_EXEC, ex, 0 },
+		{ "sched", "sched_process_exit", H_EXIT, xt, 1 },
+		{ "task", "task_rename", H_RENAME, rn, 0 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(events) / sizeof(events[0]); i++) {
+		struct tep_event *ev = tep_find_event_by_name(r->s->tep, events[i].system, events[i].event);
+		struct handler *h;
+
+		if (!ev) {
+			if (events[i].required)
+				return error("this kernel has no event '%s:%s'", events[i].system, events[i].event);
+			warning("this kernel has no event '%s:%s'; recording without it",
+				events[i].system, events[i].event);
+			continue;
+		}
+		h = handler_for(r, ev->id, events[i].kind);
+		if (!h || find_fields(ev, h->f, events[i].fields))
+			return error("%s:%s: unexpected format", events[i].system, events[i].event);
+		if (events[i].kind == H_SWITCH && read_state_bits(r, ev))
+			return -1;
+		if (!ingero_session_enable(r->s, events[i].system, events[i].event))
+			return -1;
+	}
+	return 0;
+}
+
+static int open_cpus(struct ingero_recorder *r)
+{
+	int i;
+
+	r->ncpus = r->s->ncpus;
+	r->cpus = calloc(r->ncpus, sizeof(*r->cpus));
+	if (!r->cpus)
+		return -1;
+	for (i = 0; i < r->ncpus; i++) {
+		struct cpu_reader *c = &r->cpus[i];
+
+		c->cpu = i;
+		c->tcpu = tracefs_cpu_open(r->s->instance, i, true);
+		if (!c->tcpu)
+			continue;	/* an offline CPU */
+		if (!r->page_size)
+			r->page_size = tracefs_cpu_read_size(c->tcpu);
+		c->kbuf = kbuffer_alloc(sizeof(long) == 8 ? KBUFFER_LSIZE_8 : KBUFFER_LSIZE_4,
+					KBUFFER_ENDIAN_LITTLE);
+		c->pages = malloc((size_t)PAGES_PER_CPU * r->page_size);
+		if (!c->kbuf || !c->pages)
+			return error("out of memory for the ring-buffer pages of CPU %d", i);
+	}
+	if (!r->page_size)
+		return error("cannot open the ring buffers of the instance");
+	return 0;
+}
+
+struct ingero_recorder *ingero_recorder_new(struct ingero_session *s, struct ingero_writer *w,
+					    const struct ingero_api *apis, size_t napis,
+					    const uint8_t *api_enabled)
+{
+	struct ingero_recorder *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	r->s = s;
+	r->w = w;
+	r->apis = apis;
+	r->napis = napis;
+	r->api_enabled = api_enabled;
+	pthread_mutex_init(&r->lock, NULL);
+	r->threads_cap = 256;
+	r->threads = calloc(r->threads_cap, sizeof(*r->threads));
+	r->offsets = calloc(napis, sizeof(*r->offsets));
+	if (!r->threads || !r->offsets || enable_sched(r) || open_cpus(r)) {
+		ingero_recorder_free(r);
+		return NULL;
+	}
+	return r;
+}
+
+/* Probing libraries. */
+
+static int already_probed(struct ingero_recorder *r, const struct stat *st)
+{
+	size_t i;
+
+	for (i = 0; i < r->nfiles; i++)
+		if (r->files[i].dev == st->st_dev && r->files[i].ino == st->st_ino)
+			return 1;
+	return 0;
+}
+
+static int remember_file(struct ingero_recorder *r, const struct stat *st)
+{
+	struct probed_file *p = realloc(r->files, (r->nfiles + 1) * sizeof(*p));
+
+	if (!p)
+		return -1;
+	r->files = p;
+	r->files[r->nfiles].dev = st->st_dev;
+	r->files[r->nfiles].ino = st->st_ino;
+	r->nfiles++;
+	return 0;
+}
+
+static int setup_call_handler(struct ingero_recorder *r, struct tep_event *ev, uint32_t api, int is_return)
+{
+	static const char *const arg_names[INGERO_MAX_ARGS] = { "a0", "a1", "a2", "a3", "a4", "a5" };
+	struct handler *h = handler_for(r, ev->id, is_return ? H_RETURN : H_ENTRY);
+	unsigned words, per, i;
+	int has_out = ingero_api_arg(&r->apis[api], INGERO_ARG_OUT_DEVPTR) >= 0;
+
+	if (!h)
+		return -1;
+	h->api = api;
+	for (i = 0; i < INGERO_MAX_ARGS; i++)
+		optional_field(ev, &h->f[F_ARG0 + i], arg_names[i]);
+	optional_field(ev, &h->f[F_SP], "sp");
+	optional_field(ev, &h->f[F_RET], "ret");
+	if (!is_return || !has_out)
+		return 0;
+	ingero_probe_window(r->s->use_arrays, &words, &per);
+	if (words > MAX_WINDOW_WORDS || !per)
+		return error("stack window of %u words is too large", words);
+	for (i = 0; i < words; i++) {
+		char name[16];
+		struct tep_format_field *tf;
+
+		snprintf(name, sizeof(name), "w%u", i / per);
+		tf = tep_find_field(ev, name);
+		if (!tf)
+			return error("return probe of '%s' lacks its stack window '%s'", r->apis[api].name, name);
+		h->window[i] = tf->offset + (i % per) * 8;
+	}
+	h->nwindow = words;
+	return 0;
+}
+
+static int add_probe(struct ingero_recorder *r, uint32_t api, uint32_t lib_id,
+		     const char *path, uint64_t offset, int is_return)
+{
+	char name[80], fetch[4096];
+	struct tep_event *ev;
+
+	snprintf(name, sizeof(name), "%s_%u%s", r->apis[api].name, lib_id, is_return ? "_ret" : "");
+	if (ingero_probe_fetchargs(&r->apis[api], is_return, r->s->use_arrays, fetch, sizeof(fetch)))
+		return error("fetch arguments of '%s' do not fit", r->apis[api].name);
+	ev = ingero_session_add_uprobe(r->s, name, path, offset, fetch, is_return);
+	if (!ev || setup_call_handler(r, ev, api, is_return))
+		return -1;
+	r->st.probes++;
+	return 0;
+}
+
+/* Names the wanted APIs of the library's kinds that it lacks, in one warning. */
+static uint32_t warn_missing(struct ingero_recorder *r, const char *path)
+{
+	char list[512];
+	size_t i, len = 0;
+	uint32_t missing = 0;
+	int has_rt = 0, has_drv = 0;
+
+	for (i = 0; i < r->napis; i++)
+		if (r->offsets[i]) {
+			has_rt |= !strcmp(r->apis[i].lib, "cudart");
+			has_drv |= !strcmp(r->apis[i].lib, "cuda");
+		}
+	list[0] = 0;
+	for (i = 0; i < r->napis; i++) {
+		int kind = !strcmp(r->apis[i].lib, "cudart") ? has_rt : has_drv;
+
+		if (!r->api_enabled[i] || r->offsets[i] || !kind)
+			continue;
+		if (missing++ < 8 && len < sizeof(list) - 64)
+			len += snprintf(list + len, sizeof(list) - len, "%s%s", len ? ", " : "", r->apis[i].name);
+	}
+	if (missing)
+		warning("%s lacks %u wanted symbol(s): %s%s", path, missing, list, missing > 8 ? ", ..." : "");
+	return missing;
+}
+
+static int write_lib(struct ingero_recorder *r, const char *path, const char *build_id,
+		     pid_t pid, uint32_t id, uint32_t probes, uint32_t missing)
+{
+	struct ingero_event ev = { .stream = INGERO_STREAM_LIB, .ts = ingero_now_ns() };
+
+	if (ev.ts < r->last_ts)
+		ev.ts = r->last_ts;
+	ev.lib.id = id;
+	ev.lib.pid = pid;
+	ev.lib.probes = probes;
+	ev.lib.missing = missing;
+	ev.lib.path = path;
+	ev.lib.build_id = build_id;
+	r->st.libs++;
+	return ingero_writer_add(r->w, &ev);
+}
+
+static int probe_lib_locked(struct ingero_recorder *r, const char *path, pid_t pid)
+{
+	char build_id[128];
+	struct stat st;
+	uint32_t lib_id, probes = 0;
+	int found;
+	size_t i;
+
+	if (stat(path, &st))
+		return error_errno("cannot probe '%s'", path);
+	if (already_probed(r, &st))
+		return 0;
+	if (remember_file(r, &st))
+		return -1;
+	found = ingero_lib_resolve(path, r->apis, r->napis, r->offsets, build_id, sizeof(build_id));
+	if (found <= 0)
+		return found;
+	lib_id = r->next_lib_id++;
+	for (i = 0; i < r->napis; i++) {
+		if (!r->api_enabled[i] || !r->offsets[i])
+			continue;
+		if (add_probe(r, i, lib_id, path, r->offsets[i], 0) ||
+		    add_probe(r, i, lib_id, path, r->offsets[i], 1))
+			return -1;
+		probes++;
+	}
+	if (write_lib(r, path, build_id, pid, lib_id, probes, warn_missing(r, path)))
+		return -1;
+	return probes;
+}
+
+int ingero_recorder_probe_lib(struct ingero_recorder *r, const char *path, pid_t pid)
+{
+	int ret;
+
+	pthread_mutex_lock(&r->lock);
+	ret = probe_lib_locked(r, path, pid);
+	pthread_mutex_unlock(&r->lock);
+	return ret;
+}
+
+/* Threads: an open-addressed table by tid; it grows only when a new thread appears. */
+
+static size_t tid_slot(const struct ingero_recorder *r, int32_t tid)
+{
+	size_t mask = r->threads_cap - 1, i = ((uint32_t)tid * 2654435761u) & mask;
+
+	while (r->threads[i].tid && r->threads[i].tid != tid)
+		i = (i + 1) & mask;
+	return i;
+}
+
+static uint32_t read_tgid(int32_t tid)
+{
+	char path[64], line[128];
+	uint32_t tgid = tid;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	f = fopen(path, "r");
+	if (!f)
+		return tgid;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "Tgid:", 5)) {
+			tgid = strtoul(line + 5, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return tgid;
+}
+
+static int grow_threads(struct ingero_recorder *r)
+{
+	struct thread *old = r->threads;
+	size_t i, old_cap = r->threads_cap;
+
+	r->threads = calloc(old_cap * 2, sizeof(*r->threads));
+	if (!r->threads) {
+		r->threads = old;
+		return -1;
+	}
+	r->threads_cap = old_cap * 2;
+	for (i = 0; i < old_cap; i++)
+		if (old[i].tid)
+			r->threads[tid_slot(r, old[i].tid)] = old[i];
+	free(old);
+	return 0;
+}
+
+static struct thread *thread_get(struct ingero_recorder *r, int32_t tid, uint32_t pid)
+{
+	size_t i = tid_slot(r, tid);
+	struct thread *t;
+
+	if (r->threads[i].tid)
+		return &r->threads[i];
+	if (2 * (r->nthreads + 1) > r->threads_cap) {
+		if (grow_threads(r))
+			return NULL;
+		i = tid_slot(r, tid);
+	}
+	t = &r->threads[i];
+	t->tid = tid;
+	t->pid = pid ? pid : read_tgid(tid);
+	t->depth = 0;
+	r->nthreads++;
+	return t;
+}
+
+/* Per-event path. */
+
+static uint64_t read_field(const void *data, const struct field *f)
+{
+	const unsigned char *p = (const unsigned char *)data + f->offset;
+
+	switch (f->size) {
+	case 1: return *(const uint8_t *)p;
+	case 2: { uint16_t v; memcpy(&v, p, 2); return v; }
+	case 4: { uint32_t v; memcpy(&v, p, 4); return v; }
+	case 8: { uint64_t v; memcpy(&v, p, 8); return v; }
+	default: return 0;
+	}
+}
+
+static int64_t read_signed(const void *data, const struct field *f)
+{
+	uint64_t v = read_field(data, f);
+
+	return f->size == 4 ? (int32_t)v : (int64_t)v;
+}
+
+static int common_pid(const void *data)
+{
+	int32_t pid;
+
+	memcpy(&pid, (const char *)data + 4, 4);
+	return pid;
+}
+
+static const char *field_str(const void *data, const struct field *f)
+{
+	return (const char *)data + f->offset;
+}
+
+/* The comm an exec gives: the file name's last part, as the kernel sets it, cut to 15 bytes. */
+static const char *exec_name(const void *data, const struct field *f, char *comm)
+{
+	uint32_t loc = read_field(data, f);
+	const char *name = (const char *)data + (loc & 0xffff);
+	unsigned len = loc >> 16, i, start = 0, n = 0;
+
+	for (i = 0; i < len && name[i]; i++)
+		if (name[i] == '/')
+			start = i + 1;
+	for (i = start; i < len && name[i] && n < INGERO_COMM_LEN - 1; i++)
+		comm[n++] = name[i];
+	comm[n] = 0;
+	return comm;
+}
+
+static int emit(struct ingero_recorder *r, struct ingero_event *ev)
+{
+	r->st.events++;
+	return ingero_writer_add(r->w, ev);
+}
+
+static void on_entry(struct ingero_recorder *r, const struct handler *h, const void *data,
+		     uint64_t ts, int cpu)
+{
+	struct thread *t = thread_get(r, common_pid(data), 0);
+	struct frame *fr;
+	unsigned i;
+
+	if (!t)
+		return;
+	if (t->depth == MAX_DEPTH) {
+		r->st.unpaired++;
+		return;
+	}
+	fr = &t->stack[t->depth++];
+	fr->id = ++r->next_call_id;
+	fr->ts = ts;
+	fr->api = h->api;
+	fr->cpu = cpu;
+	for (i = 0; i < INGERO_MAX_ARGS; i++)
+		fr->args[i] = h->f[F_ARG0 + i].offset >= 0 ? read_field(data, &h->f[F_ARG0 + i]) : 0;
+}
+
+/*
+ * What the call stored through its out-pointer: from the stack window read
+ * at return when the pointer is a stack slot of the caller's, else read
+ * from the process now (correct unless it changed the slot meanwhile).
+ */
+static uint64_t out_value(const struct handler *h, const void *data, const struct frame *fr,
+			  const struct ingero_api *api, uint32_t pid)
+{
+	int k = ingero_api_arg(api, INGERO_ARG_OUT_DEVPTR);
+	uint64_t addr, sp, off, v = 0;
+	struct iovec local, remote;
+
+	if (k < 0)
+		return 0;
+	addr = fr->args[k];
+	sp = h->f[F_SP].offset >= 0 ? read_field(data, &h->f[F_SP]) : 0;
+	off = addr - sp;
+	if (sp && off < (uint64_t)h->nwindow * 8 && !(off & 7)) {
+		memcpy(&v, (const char *)data + h->window[off / 8], 8);
+		return v;
+	}
+	local.iov_base = &v;
+	local.iov_len = sizeof(v);
+	remote.iov_base = (void *)(uintptr_t)addr;
+	remote.iov_len = sizeof(v);
+	return process_vm_readv(pid, &local, 1, &remote, 1, 0) == sizeof(v) ? v : 0;
+}
+
+static void on_return(struct ingero_recorder *r, const struct handler *h, const void *data,
+		      uint64_t ts, int cpu)
+{
+	struct thread *t = thread_get(r, common_pid(data), 0);
+	struct ingero_event ev = { .stream = INGERO_STREAM_CALL };
+	const struct frame *fr;
+	int j;
+
+	if (!t)
+		return;
+	for (j = (int)t->depth - 1; j >= 0 && t->stack[j].api != h->api; j--)
+		;
+	if (j < 0) {
+		r->st.unpaired++;
+		return;
+	}
+	/* Frames above it lost their returns. */
+	r->st.unpaired += t->depth - 1 - j;
+	fr = &t->stack[j];
+	ev.ts = fr->ts;
+	ev.call.end_ns = ts;
+	ev.call.id = fr->id;
+	ev.call.parent = j > 0 ? t->stack[j - 1].id : 0;
+	ev.call.pid = t->pid;
+	ev.call.tid = t->tid;
+	ev.call.cpu = fr->cpu;
+	ev.call.api = fr->api;
+	memcpy(ev.call.args, fr->args, sizeof(ev.call.args));
+	ev.call.ret = h->f[F_RET].offset >= 0 ? read_field(data, &h->f[F_RET]) : 0;
+	ev.call.out = out_value(h, data, fr, &r->apis[fr->api], t->pid);
+	t->depth = j;
+	r->st.calls++;
+	emit(r, &ev);
+}
+
+static uint32_t normalise_state(const struct ingero_recorder *r, uint64_t state)
+{
+	uint32_t out = state & r->preempt_bit ? INGERO_STATE_PREEMPTED : 0;
+	int bit;
+
+	for (bit = 0; bit < 32; bit++)
+		if (state & (1ull << bit))
+			out |= r->state_map[bit];
+	return out;
+}
+
+static void on_switch(struct ingero_recorder *r, const struct handler *h, const void *data,
+		      uint64_t ts, int cpu)
+{
+	struct ingero_event ev = { .stream = INGERO_STREAM_SWITCH, .ts = ts };
+
+	ev.sw.cpu = cpu;
+	ev.sw.prev_tid = read_signed(data, &h->f[SW_PREV_PID]);
+	ev.sw.next_tid = read_signed(data, &h->f[SW_NEXT_PID]);
+	ev.sw.prev_prio = read_signed(data, &h->f[SW_PREV_PRIO]);
+	ev.sw.next_prio = read_signed(data, &h->f[SW_NEXT_PRIO]);
+	ev.sw.prev_state = normalise_state(r, read_field(data, &h->f[SW_PREV_STATE]));
+	ev.sw.prev_comm = field_str(data, &h->f[SW_PREV_COMM]);
+	ev.sw.next_comm = field_str(data, &h->f[SW_NEXT_COMM]);
+	emit(r, &ev);
+}
+
+static void on_waking(struct ingero_recorder *r, const struct handler *h, const void *data,
+		      uint64_t ts, int cpu)
+{
+	struct ingero_event ev = { .stream = INGERO_STREAM_WAKEUP, .ts = ts };
+
+	ev.wakeup.cpu = cpu;
+	ev.wakeup.target_cpu = read_field(data, &h->f[WK_TARGET]);
+	ev.wakeup.waker_tid = common_pid(data);
+	ev.wakeup.wakee_tid = read_signed(data, &h->f[WK_PID]);
+	ev.wakeup.wakee_prio = read_signed(data, &h->f[WK_PRIO]);
+	ev.wakeup.wakee_comm = field_str(data, &h->f[WK_COMM]);
+	emit(r, &ev);
+}
+
+static void on_task(struct ingero_recorder *r, const struct handler *h, const void *data, uint64_t ts)
+{
+	struct ingero_event ev = { .stream = INGERO_STREAM_TASK, .ts = ts };
+	struct ingero_task *t = &ev.task;
+	int32_t tid = common_pid(data);
+	char comm[INGERO_COMM_LEN];
+	struct thread *th;
+
+	switch (h->kind) {
+	case H_FORK:
+		t->kind = INGERO_TASK_FORK;
+		t->tid = read_signed(data, &h->f[FK_PARENT]);
+		t->child_tid = read_signed(data, &h->f[FK_CHILD]);
+		t->child_pid = read_tgid(t->child_tid);
+		t->comm = field_str(data, &h->f[FK_CHILD_COMM]);
+		break;
+	case H_EXEC:
+		t->kind = INGERO_TASK_EXEC;
+		t->tid = read_signed(data, &h->f[EX_PID]);
+		t->comm = exec_name(data, &h->f[EX_FILENAME], comm);
+		break;
+	case H_EXIT:
+		t->kind = INGERO_TASK_EXIT;
+		t->tid = read_signed(data, &h->f[XT_PID]);
+		t->comm = field_str(data, &h->f[XT_COMM]);
+		break;
+	default:
+		t->kind = INGERO_TASK_COMM;
+		t->tid = read_signed(data, &h->f[RN_PID]);
+		t->comm = field_str(data, &h->f[RN_NEWCOMM]);
+		break;
+	}
+	if (!t->tid)
+		t->tid = tid;
+	th = thread_get(r, t->tid, 0);
+	t->pid = th ? th->pid : (uint32_t)t->tid;
+	emit(r, &ev);
+}
+
+static void handle(struct ingero_recorder *r, void *data, uint64_t ts, int cpu)
+{
+	uint16_t id;
+	const struct handler *h;
+
+	memcpy(&id, data, 2);
+	h = id < r->nhandlers ? r->handlers[id] : NULL;
+	if (!h)
+		return;
+	if (ts > r->last_ts)
+		r->last_ts = ts;
+	switch (h->kind) {
+	case H_ENTRY: on_entry(r, h, data, ts, cpu); break;
+	case H_RETURN: on_return(r, h, data, ts, cpu); break;
+	case H_SWITCH: on_switch(r, h, data, ts, cpu); break;
+	case H_WAKING: on_waking(r, h, data, ts, cpu); break;
+	case H_NONE: break;
+	default: on_task(r, h, data, ts); break;
+	}
+}
+
+/* Reading and merging the per-CPU buffers. */
+
+static void note_lost(struct ingero_recorder *r, int cpu, uint64_t from, uint64_t to, uint64_t count)
+{
+	struct ingero_event ev = { .stream = INGERO_STREAM_LOST, .ts = from };
+
+	ev.lost.cpu = cpu;
+	ev.lost.end_ns = to;
+	ev.lost.count = count;
+	r->st.lost += count;
+	if (cpu < 256)
+		r->st.lost_per_cpu[cpu] += count;
+	emit(r, &ev);
+}
+
+static char *page_at(struct ingero_recorder *r, struct cpu_reader *c, unsigned i)
+{
+	return c->pages + (size_t)(i % PAGES_PER_CPU) * r->page_size;
+}
+
+/* Reads the pages the kernel has; returns the start time of the last page if the pool filled up. */
+static uint64_t read_cpu(struct ingero_recorder *r, struct cpu_reader *c)
+{
+	while (c->head - c->tail < PAGES_PER_CPU) {
+		char *page = page_at(r, c, c->head);
+		int n = tracefs_cpu_read(c->tcpu, page, true);
+
+		if (n <= 0)
+			return UINT64_MAX;
+		c->head++;
+	}
+	return kbuffer_subbuf_timestamp(c->kbuf, page_at(r, c, c->head - 1));
+}
+
+/* Puts the cursor on the next record of the CPU, loading pages as needed. */
+static void advance(struct ingero_recorder *r, struct cpu_reader *c, int load)
+{
+	for (;;) {
+		if (!load) {
+			c->rec = kbuffer_next_event(c->kbuf, &c->rec_ts);
+			if (c->rec)
+				return;
+			c->tail++;
+		}
+		load = 0;
+		if (c->tail == c->head) {
+			c->rec = NULL;
+			return;
+		}
+		kbuffer_load_subbuffer(c->kbuf, page_at(r, c, c->tail));
+		c->rec = kbuffer_read_event(c->kbuf, &c->rec_ts);
+		if (kbuffer_missed_events(c->kbuf) && c->rec) {
+			int missed = kbuffer_missed_events(c->kbuf);
+
+			note_lost(r, c->cpu, c->last_ts, c->rec_ts, missed > 0 ? missed : 0);
+		}
+		if (c->rec)
+			return;
+		c->tail++;
+		load = 1;
+	}
+}
+
+static struct cpu_reader *oldest(struct ingero_recorder *r)
+{
+	struct cpu_reader *best = NULL;
+	int i;
+
+	for (i = 0; i < r->ncpus; i++) {
+		struct cpu_reader *c = &r->cpus[i];
+
+		if (c->rec && (!best || c->rec_ts < best->rec_ts))
+			best = c;
+	}
+	return best;
+}
+
+/* The kernel counts the events it had no room for; each increase is a lost stretch. */
+static void check_dropped(struct ingero_recorder *r, uint64_t now)
+{
+	int i;
+
+	for (i = 0; i < r->ncpus; i++) {
+		struct cpu_reader *c = &r->cpus[i];
+		long long n;
+
+		if (!c->tcpu)
+			continue;
+		n = ingero_session_dropped(r->s, i);
+		if (n > (long long)c->dropped) {
+			note_lost(r, i, r->last_dropped_check ? r->last_dropped_check : c->last_ts,
+				  now, n - c->dropped);
+			c->dropped = n;
+		}
+	}
+	r->last_dropped_check = now;
+}
+
+int ingero_recorder_poll(struct ingero_recorder *r, int final)
+{
+	uint64_t now = ingero_now_ns();
+	uint64_t watermark = final ? UINT64_MAX : now - WATERMARK_SLACK_NS;
+	struct cpu_reader *c;
+	int i;
+
+	pthread_mutex_lock(&r->lock);
+	for (i = 0; i < r->ncpus; i++) {
+		uint64_t cap;
+
+		c = &r->cpus[i];
+		if (!c->tcpu)
+			continue;
+		cap = read_cpu(r, c);
+		if (cap < watermark)
+			watermark = cap;
+		if (!c->rec)
+			advance(r, c, 1);
+	}
+	while ((c = oldest(r)) && c->rec_ts <= watermark) {
+		handle(r, c->rec, c->rec_ts, c->cpu);
+		c->last_ts = c->rec_ts;
+		advance(r, c, 0);
+	}
+	if (final || now - r->last_dropped_check >= DROPPED_CHECK_NS)
+		check_dropped(r, final ? r->last_ts : now);
+	pthread_mutex_unlock(&r->lock);
+	return 0;
+}
+
+int ingero_recorder_finish(struct ingero_recorder *r)
+{
+	size_t i;
+	unsigned d;
+
+	pthread_mutex_lock(&r->lock);
+	for (i = 0; i < r->threads_cap; i++) {
+		struct thread *t = &r->threads[i];
+
+		for (d = 0; t->tid && d < t->depth; d++) {
+			struct ingero_event ev = { .stream = INGERO_STREAM_OPEN, .ts = t->stack[d].ts };
+
+			ev.call.end_ns = r->last_ts;
+			ev.call.id = t->stack[d].id;
+			ev.call.parent = d ? t->stack[d - 1].id : 0;
+			ev.call.pid = t->pid;
+			ev.call.tid = t->tid;
+			ev.call.cpu = t->stack[d].cpu;
+			ev.call.api = t->stack[d].api;
+			memcpy(ev.call.args, t->stack[d].args, sizeof(ev.call.args));
+			r->st.open_calls++;
+			emit(r, &ev);
+		}
+		t->depth = 0;
+	}
+	pthread_mutex_unlock(&r->lock);
+	return 0;
+}
+
+void ingero_recorder_stats(struct ingero_recorder *r, struct ingero_record_stats *st)
+{
+	pthread_mutex_lock(&r->lock);
+	*st = r->st;
+	pthread_mutex_unlock(&r->lock);
+}
+
+void ingero_recorder_free(struct ingero_recorder *r)
+{
+	size_t i;
+
+	if (!r)
+		return;
+	for (i = 0; r->cpus && i < (size_t)r->ncpus; i++) {
+		if (r->cpus[i].tcpu)
+			tracefs_cpu_close(r->cpus[i].tcpu);
+		kbuffer_free(r->cpus[i].kbuf);
+		free(r->cpus[i].pages);
+	}
+	for (i = 0; i < r->nhandlers; i++)
+		free(r->handlers[i]);
+	free(r->handlers);
+	free(r->cpus);
+	free(r->threads);
+	free(r->files);
+	free(r->offsets);
+	pthread_mutex_destroy(&r->lock);
+	free(r);
+}

@@ -1,0 +1,56 @@
+/*
+ * The recorder: probes CUDA libraries, reads the session's per-CPU ring
+ * buffers, merges them in time order, pairs each call's entry and return,
+ * and writes the events into a trace.
+ */
+#ifndef INGERO_RECORD_H
+#define INGERO_RECORD_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "api.h"
+#include "event.h"
+
+struct ingero_session;
+struct ingero_writer;
+struct ingero_recorder;
+
+struct ingero_record_stats {
+	uint64_t events;		/* written into the trace */
+	uint64_t calls, open_calls;
+	uint64_t lost;			/* events the kernel dropped or overwrote */
+	uint64_t lost_per_cpu[256];
+	uint64_t unpaired;		/* a return without its entry, or an entry whose return was lost */
+	uint64_t libs, probes;
+};
+
+/*
+ * Enables the scheduler tracepoints in s and records into w the APIs of the
+ * sets in sets_mask (bit i: apis[i].set is the i-th probe set). Free with
+ * ingero_recorder_free(); s and w stay the caller's.
+ */
+struct ingero_recorder *ingero_recorder_new(struct ingero_session *s, struct ingero_writer *w,
+					    const struct ingero_api *apis, size_t napis,
+					    const uint8_t *api_enabled);
+/*
+ * Probes the APIs that the file at path defines, once per file however it
+ * is reached. pid: the process it was found in (0: before start). Returns
+ * the number of probes added (0 for a file already probed or with no CUDA
+ * symbols), -1 on failure. Safe to call from another thread.
+ */
+int ingero_recorder_probe_lib(struct ingero_recorder *r, const char *path, pid_t pid);
+/*
+ * Reads what the ring buffers hold and writes every event older than a
+ * moment ago (all of them when final), in time order.
+ */
+int ingero_recorder_poll(struct ingero_recorder *r, int final);
+/* Writes the calls still open as STREAM_OPEN, ending at the last event seen. */
+int ingero_recorder_finish(struct ingero_recorder *r);
+void ingero_recorder_stats(struct ingero_recorder *r, struct ingero_record_stats *st);
+void ingero_recorder_free(struct ingero_recorder *r);
+
+/* CLOCK_MONOTONIC in ns: the trace clock ("mono"). */
+uint64_t ingero_now_ns(void);
+
+#endif

@@ -1,0 +1,49 @@
+/*
+ * A recording session's state in the kernel: a private tracefs instance, the
+ * uprobe events of a group named after this process, and their formats.
+ * Nothing global is enabled; everything is removed by ingero_session_free().
+ */
+#ifndef INGERO_SESSION_H
+#define INGERO_SESSION_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+struct tep_handle;
+struct tep_event;
+struct tracefs_instance;
+struct tracefs_dynevent;
+
+struct ingero_session {
+	struct tracefs_instance *instance;
+	struct tep_handle *tep;		/* formats of every event enabled in the instance */
+	char group[32];			/* the uprobe group: "ingero_<pid>" */
+	struct tracefs_dynevent **probes;
+	size_t nprobes, probes_alloc;
+	int ncpus;
+	int use_arrays;			/* the kernel takes array fetch arguments (TYPE[N]) */
+};
+
+/*
+ * Checks that this process may trace, removes what dead sessions left
+ * behind, and creates the instance with buffer_kb per CPU. Free with
+ * ingero_session_free(). NULL on failure, with the reason printed.
+ */
+struct ingero_session *ingero_session_new(size_t buffer_kb);
+/* Creates and enables a uprobe (or uretprobe) on path:offset; returns its format, NULL on failure. */
+struct tep_event *ingero_session_add_uprobe(struct ingero_session *s, const char *name,
+					    const char *path, unsigned long long offset,
+					    const char *fetchargs, int is_return);
+/* Enables a tracepoint in the instance and returns its format. */
+struct tep_event *ingero_session_enable(struct ingero_session *s, const char *system, const char *event);
+/* Traces only these processes and, with event-fork, everything they start. */
+int ingero_session_filter_pids(struct ingero_session *s, const pid_t *pids, size_t n);
+int ingero_session_start(struct ingero_session *s);
+int ingero_session_stop(struct ingero_session *s);
+/* Disables and removes everything the session registered; frees s. */
+void ingero_session_free(struct ingero_session *s);
+
+/* The kernel's dropped-event count of one CPU of the instance (events it had no room for). */
+long long ingero_session_dropped(struct ingero_session *s, int cpu);
+
+#endif
