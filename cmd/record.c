@@ -1,7 +1,526 @@
-/* ingero record: not written yet. */
+/* ingero record: run a command (or watch processes) and record its CUDA calls and scheduling. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
 #include "builtin.h"
+#include "parse-options.h"
+#include "../lib/libfind.h"
+#include "../lib/mmapwatch.h"
+#include "../lib/record.h"
+#include "../lib/session.h"
+#include "../lib/trace.h"
+#include "../probes/probes.h"
+
+#define POLL_INTERVAL_NS 20000000L
+#define CHILD_GRACE_NS 5000000000ULL
+
+static const char *const record_usage[] = {
+	"ingero record [-o FILE] [-e SET[,SET...]] [--lib PATH]... [-b KB] [--duration SECONDS] -- COMMAND [ARGS...]",
+	"ingero record [options] -p PID[,PID...]",
+	"ingero record [options] -a",
+	NULL
+};
+
+struct record_opts {
+	const char *output;
+	const char *sets;
+	const char *pids;
+	int all;
+	int buffer_kb;
+	int duration;
+	int quiet;
+	struct ingero_strlist libs;
+};
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+static int add_lib(const struct option *opt, const char *arg)
+{
+	return ingero_strlist_add(opt->value, arg);
+}
+
+static void catch_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	int sigs[] = { SIGINT, SIGTERM, SIGHUP }, i;
+
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < 3; i++)
+		sigaction(sigs[i], &sa, NULL);
+}
+
+static char *read_line_file(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+
+	buf[0] = 0;
+	if (f) {
+		if (fgets(buf, len, f))
+			buf[strcspn(buf, "\n")] = 0;
+		fclose(f);
+	}
+	return buf;
+}
+
+static char *join_args(const char **argv)
+{
+	size_t len = 1, i;
+	char *s;
+
+	for (i = 0; argv[i]; i++)
+		len += strlen(argv[i]) + 1;
+	s = calloc(1, len);
+	if (!s)
+		die("out of memory");
+	for (i = 0; argv[i]; i++) {
+		if (i)
+			strcat(s, " ");
+		strcat(s, argv[i]);
+	}
+	return s;
+}
+
+/* Keeps an existing trace as FILE.old, then creates FILE 0600: it holds command lines and pointers. */
+static int open_output(const char *path)
+{
+	char old[PATH_MAX];
+	int fd;
+
+	if (!access(path, F_OK)) {
+		snprintf(old, sizeof(old), "%s.old", path);
+		if (rename(path, old))
+			die_errno("cannot keep the existing '%s' as '%s'", path, old);
+	}
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0)
+		die_errno("cannot create '%s'", path);
+	return fd;
+}
+
+/* The child's side: wait for the go, then exec; report an exec failure's errno on err_fd. */
+static NORETURN void run_child(const char **argv, int sock, int go_fd, int err_fd)
+{
+	struct msghdr msg = { 0 };
+	char cbuf[CMSG_SPACE(sizeof(int))], byte = 0;
+	struct iovec iov = { &byte, 1 };
+	int listener = ingero_mmapwatch_install();
+	int err;
+
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	if (listener >= 0) {
+		struct cmsghdr *c;
+
+		msg.msg_control = cbuf;
+		msg.msg_controllen = sizeof(cbuf);
+		c = CMSG_FIRSTHDR(&msg);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &listener, sizeof(int));
+	}
+	if (sendmsg(sock, &msg, 0) < 0)
+		_exit(127);
+	if (listener >= 0)
+		close(listener);
+	close(sock);
+	if (read(go_fd, &byte, 1) != 1)
+		_exit(127);	/* ingero gave up before the start */
+	close(go_fd);
+	execvp(argv[0], (char *const *)argv);
+	err = errno;
+	if (write(err_fd, &err, sizeof(err)) < 0)
+		_exit(127);
+	_exit(127);
+}
+
+static int receive_listener(int sock)
+{
+	struct msghdr msg = { 0 };
+	char cbuf[CMSG_SPACE(sizeof(int))], byte;
+	struct iovec iov = { &byte, 1 };
+	struct cmsghdr *c;
+	int fd = -1;
+
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = cbuf;
+	msg.msg_controllen = sizeof(cbuf);
+	if (recvmsg(sock, &msg, 0) <= 0)
+		return -2;
+	c = CMSG_FIRSTHDR(&msg);
+	if (c && c->cmsg_type == SCM_RIGHTS)
+		memcpy(&fd, CMSG_DATA(c), sizeof(int));
+	return fd;
+}
+
+struct child {
+	pid_t pid;
+	int go_fd, err_fd;
+	int listener;
+};
+
+/* Starts the command stopped before its exec, so nothing of it runs before the probes are in place. */
+static void spawn(struct child *ch, const char **argv)
+{
+	int sv[2], go[2], err[2];
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) || pipe2(go, O_CLOEXEC) ||
+	    pipe2(err, O_CLOEXEC))
+		die_errno("cannot set up the command");
+	ch->pid = fork();
+	if (ch->pid < 0)
+		die_errno("cannot fork");
+	if (!ch->pid) {
+		close(sv[0]);
+		close(go[1]);
+		close(err[0]);
+		run_child(argv, sv[1], go[0], err[1]);
+	}
+	close(sv[1]);
+	close(go[0]);
+	close(err[1]);
+	ch->listener = receive_listener(sv[0]);
+	close(sv[0]);
+	ch->go_fd = go[1];
+	ch->err_fd = err[0];
+}
+
+/* Lets the command exec; 0, or its errno if the exec failed. */
+static int release(struct child *ch)
+{
+	int err = 0;
+
+	if (write(ch->go_fd, "", 1) != 1)
+		return errno;
+	close(ch->go_fd);
+	if (read(ch->err_fd, &err, sizeof(err)) != sizeof(err))
+		err = 0;
+	close(ch->err_fd);
+	return err;
+}
+
+/* The command's path as execvp would find it, to look for a runtime linked into it. */
+static int command_path(const char *cmd, char *out, size_t len)
+{
+	const char *path = getenv("PATH");
+
+	if (strchr(cmd, '/')) {
+		snprintf(out, len, "%s", cmd);
+		return access(out, X_OK);
+	}
+	while (path && *path) {
+		size_t n = strcspn(path, ":");
+
+		snprintf(out, len, "%.*s/%s", (int)n, path, cmd);
+		if (!access(out, X_OK))
+			return 0;
+		path += n + (path[n] == ':');
+	}
+	return -1;
+}
+
+static void on_mapped(const char *path, pid_t pid, void *ctx)
+{
+	ingero_recorder_probe_lib(ctx, path, pid);
+}
+
+static void probe_list(struct ingero_recorder *r, const struct ingero_strlist *l, pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < l->nr; i++)
+		ingero_recorder_probe_lib(r, l->items[i], pid);
+}
+
+static void probe_mapped(struct ingero_recorder *r, const pid_t *pids, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		struct ingero_strlist l = { 0 };
+
+		if (!ingero_libfind_mapped(pids[i], &l))
+			probe_list(r, &l, pids[i]);
+		ingero_strlist_release(&l);
+	}
+}
+
+static size_t parse_pids(const char *list, pid_t **out)
+{
+	size_t n = 0;
+	pid_t *pids = NULL;
+
+	while (*list) {
+		char *end;
+		long v = strtol(list, &end, 10);
+
+		if (end == list || v <= 0 || (*end && *end != ','))
+			die("'%s' is not a list of pids", list);
+		if (kill(v, 0) && errno == ESRCH)
+			die("no process %ld", v);
+		pids = realloc(pids, (n + 1) * sizeof(*pids));
+		if (!pids)
+			die("out of memory");
+		pids[n++] = v;
+		list = *end ? end + 1 : end;
+	}
+	*out = pids;
+	return n;
+}
+
+static void sleep_ns(long ns)
+{
+	struct timespec ts = { 0, ns };
+
+	nanosleep(&ts, NULL);
+}
+
+static void status_line(struct ingero_recorder *r, struct ingero_writer *w, uint64_t start, int done)
+{
+	struct ingero_record_stats st;
+	struct ingero_trace_stats ts;
+	double secs = (ingero_now_ns() - start) / 1e9;
+
+	ingero_recorder_stats(r, &st);
+	ingero_writer_stats(w, &ts);
+	fprintf(stderr, "\r\033[Kingero: %.0f s, %.0f events/s, %.1f MB written, %llu lost%s",
+		secs, secs > 0 ? st.events / secs : 0.0, ts.bytes / 1e6,
+		(unsigned long long)st.lost, done ? "\n" : "");
+}
+
+static void summary(struct ingero_recorder *r, uint64_t bytes, const char *output, int ncpus)
+{
+	struct ingero_record_stats st;
+	int cpu;
+
+	ingero_recorder_stats(r, &st);
+	fprintf(stderr, "ingero: %llu events (%llu calls, %llu still open) in '%s': %llu bytes, %.2f bytes/event, %llu lost",
+		(unsigned long long)st.events, (unsigned long long)st.calls,
+		(unsigned long long)st.open_calls, output, (unsigned long long)bytes,
+		st.events ? (double)bytes / st.events : 0.0, (unsigned long long)st.lost);
+	for (cpu = 0; st.lost && cpu < ncpus && cpu < 256; cpu++)
+		if (st.lost_per_cpu[cpu])
+			fprintf(stderr, "%s cpu%d %llu", cpu ? "," : " (", cpu,
+				(unsigned long long)st.lost_per_cpu[cpu]);
+	fprintf(stderr, "%s\n", st.lost ? ")" : "");
+	if (st.unpaired)
+		warning("%llu call entries or returns could not be paired (lost events, or calls that never returned)",
+			(unsigned long long)st.unpaired);
+	if (!st.libs)
+		warning("no CUDA library was found: recorded scheduling only (see 'ingero probes', or use --lib PATH)");
+}
+
+static int exit_code(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return 1;
+}
+
+static void build_header(struct ingero_header *h, const char *command, const struct ingero_api *apis,
+			 size_t napis, struct utsname *u, char *boot_id, size_t len)
+{
+	memset(h, 0, sizeof(*h));
+	uname(u);
+	h->start_ns = ingero_now_ns();
+	h->realtime_ns = (uint64_t)time(NULL) * 1000000000ULL;
+	h->ncpus = sysconf(_SC_NPROCESSORS_CONF);
+	h->host = u->nodename;
+	h->kernel = u->release;
+	h->clock = "mono";
+	h->boot_id = read_line_file("/proc/sys/kernel/random/boot_id", boot_id, len);
+	h->command = command;
+	h->napis = napis;
+	h->apis = apis;
+}
+
+static uint8_t *enabled_apis(const char *sets, const struct ingero_api *apis, size_t napis)
+{
+	uint64_t mask;
+	uint8_t *on = calloc(napis, 1);
+	size_t i;
+
+	if (!on)
+		die("out of memory");
+	if (ingero_probe_sets_parse(sets ? sets : "default", &mask))
+		exit(129);
+	for (i = 0; i < napis; i++) {
+		int set = ingero_probe_set_index(apis[i].set);
+
+		on[i] = set >= 0 && (mask >> set & 1);
+	}
+	return on;
+}
+
+/* Waits for the command, draining the buffers; returns its wait status (-1: still running). */
+static int record_loop(struct ingero_recorder *r, struct ingero_writer *w, pid_t child,
+		       int duration, const pid_t *pids, size_t npids, int show_status)
+{
+	uint64_t start = ingero_now_ns(), last_status = start, last_scan = start, stop_at = 0;
+	int status = -1;
+
+	for (;;) {
+		uint64_t now;
+
+		sleep_ns(POLL_INTERVAL_NS);
+		ingero_recorder_poll(r, 0);
+		now = ingero_now_ns();
+		if (child > 0 && waitpid(child, &status, WNOHANG) == child)
+			break;
+		if (duration && now - start >= (uint64_t)duration * 1000000000ULL)
+			break;
+		if (stop_signal && !stop_at) {
+			if (child > 0 && stop_signal != SIGINT)
+				kill(child, stop_signal);
+			stop_at = now;
+			if (child <= 0)
+				break;
+		}
+		if (stop_at && now - stop_at > CHILD_GRACE_NS)
+			break;
+		if (npids && now - last_scan >= 1000000000ULL) {
+			probe_mapped(r, pids, npids);
+			last_scan = now;
+		}
+		if (show_status && now - last_status >= 1000000000ULL) {
+			status_line(r, w, start, 0);
+			last_status = now;
+		}
+	}
+	if (show_status)
+		status_line(r, w, start, 1);
+	return status;
+}
 
 int cmd_record(int argc, const char **argv)
 {
-	die("'record' is not written yet");
+	struct record_opts o = { .output = "ingero.ing.zst", .buffer_kb = 8192 };
+	const struct option options[] = {
+		OPT_STRING('o', "output", &o.output, "file", "write the trace to <file> (default ingero.ing.zst)"),
+		OPT_STRING('e', "event", &o.sets, "sets", "probe sets, comma-separated (see 'ingero probes'; default: default)"),
+		OPT_CALLBACK(0, "lib", &o.libs, "path", "probe this library too (repeatable)", add_lib),
+		OPT_STRING('p', "pid", &o.pids, "pids", "record these running processes and what they start"),
+		OPT_BOOL('a', "all", &o.all, "record every process that uses a CUDA library"),
+		OPT_INT(0, "duration", &o.duration, "seconds", "stop recording after this long"),
+		OPT_INT('b', "buffer-size", &o.buffer_kb, "kb", "ring buffer per CPU in KiB (default 8192)"),
+		OPT_BOOL('q', "quiet", &o.quiet, "no status line and no summary"),
+		OPT_END(),
+	};
+	struct ingero_header hdr;
+	struct utsname uts;
+	struct stat st;
+	char boot_id[64], exe[PATH_MAX];
+	struct child ch = { .pid = -1, .listener = -1 };
+	struct ingero_mmapwatch watch = { .fd = -1 };
+	struct ingero_strlist found = { 0 };
+	pid_t *pids = NULL;
+	size_t npids = 0, napis;
+	const struct ingero_api *apis;
+	struct ingero_session *s;
+	struct ingero_writer *w;
+	struct ingero_recorder *r;
+	uint8_t *enabled;
+	char *command;
+	int fd, status, err;
+
+	argc = parse_options(argc, argv, options, record_usage, PARSE_OPT_STOP_AT_NON_OPTION);
+	if (!!argc + !!o.pids + !!o.all != 1) {
+		error("give a command, -p PID or -a (one of them)");
+		usage_with_options(record_usage, options, 1);
+	}
+	if (o.buffer_kb <= 0)
+		die("the buffer size must be a positive number of KiB");
+	apis = ingero_probe_apis(&napis);
+	if (!apis)
+		die("the built-in probe table is broken");
+	enabled = enabled_apis(o.sets, apis, napis);
+	if (argc && command_path(argv[0], exe, sizeof(exe)))
+		die("cannot run '%s': command not found", argv[0]);
+
+	s = ingero_session_new(o.buffer_kb);
+	if (!s)
+		exit(1);
+	command = argc ? join_args(argv) : strdup(o.pids ? o.pids : "-a");
+	build_header(&hdr, command, apis, napis, &uts, boot_id, sizeof(boot_id));
+	fd = open_output(o.output);
+	w = ingero_writer_new(fd, &hdr);
+	r = w ? ingero_recorder_new(s, w, apis, napis, enabled) : NULL;
+	if (!r) {
+		ingero_session_free(s);
+		unlink(o.output);
+		exit(1);
+	}
+	catch_signals();
+
+	if (o.pids)
+		npids = parse_pids(o.pids, &pids);
+	if (argc) {
+		spawn(&ch, argv);
+		npids = 1;
+		pids = malloc(sizeof(*pids));
+		pids[0] = ch.pid;
+		ingero_recorder_probe_lib(r, exe, 0);
+	}
+	if (!o.all && ingero_session_filter_pids(s, pids, npids))
+		goto fail;
+	if (!ingero_libfind_candidates(&found))
+		probe_list(r, &found, 0);
+	probe_list(r, &o.libs, 0);
+	if (o.pids || o.all)
+		probe_mapped(r, pids, npids);
+	if (ch.listener >= 0 && ingero_mmapwatch_start(&watch, ch.listener, on_mapped, r))
+		goto fail;
+	if (ch.listener < 0 && argc)
+		warning("this kernel cannot stop library loads for ingero (seccomp user notification): calls into libraries loaded late from unusual places may be missed");
+	if (ingero_session_start(s))
+		goto fail;
+	if (argc && (err = release(&ch))) {
+		error("cannot run '%s': %s", argv[0], strerror(err));
+		waitpid(ch.pid, NULL, 0);
+		status = 127 << 8;
+	} else {
+		status = record_loop(r, w, ch.pid, o.duration, o.pids ? pids : NULL,
+				     o.pids ? npids : 0, !o.quiet && isatty(2));
+	}
+	ingero_session_stop(s);
+	ingero_recorder_poll(r, 1);
+	ingero_recorder_finish(r);
+	if (ingero_writer_close(w))
+		error("the trace '%s' may be incomplete", o.output);
+	if (!o.quiet)
+		summary(r, fstat(fd, &st) ? 0 : st.st_size, o.output, s->ncpus);
+	ingero_recorder_free(r);
+	ingero_session_free(s);
+	close(fd);
+	if (argc && status < 0)
+		waitpid(ch.pid, &status, 0);
+	ingero_mmapwatch_stop(&watch);
+	return argc ? exit_code(status) : 0;
+fail:
+	if (ch.pid > 0)
+		kill(ch.pid, SIGKILL);
+	ingero_recorder_free(r);
+	ingero_session_free(s);
+	exit(1);
 }

@@ -1,0 +1,37 @@
+/*
+ * Noticing libraries as they are mapped: a seccomp filter in the traced
+ * command stops every executable file mapping until ingero has looked at the
+ * file (and probed it), so no call into a late-loaded library goes unseen.
+ */
+#ifndef INGERO_MMAPWATCH_H
+#define INGERO_MMAPWATCH_H
+
+#include <pthread.h>
+#include <sys/types.h>
+
+/* Called for each file about to be mapped executable, before the mapping is made. */
+typedef void (*ingero_mmapwatch_fn)(const char *path, pid_t pid, void *ctx);
+
+struct ingero_mmapwatch {
+	int fd;			/* the seccomp listener */
+	ingero_mmapwatch_fn fn;
+	void *ctx;
+	pthread_t thread;
+	int running;
+};
+
+/*
+ * In the child, before exec: installs the filter, inherited by everything it
+ * starts. Returns the listener fd, or -1 where the kernel lacks seccomp user
+ * notification (before 5.5).
+ */
+int ingero_mmapwatch_install(void);
+/* Answers the listener from a thread of its own until every watched process is gone. */
+int ingero_mmapwatch_start(struct ingero_mmapwatch *w, int fd, ingero_mmapwatch_fn fn, void *ctx);
+/*
+ * Ends that thread and closes the listener. Processes still watched (ones
+ * the command left running) then fail to map executable files (ENOSYS).
+ */
+void ingero_mmapwatch_stop(struct ingero_mmapwatch *w);
+
+#endif
