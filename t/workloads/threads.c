@@ -1,0 +1,44 @@
+/*
+ * threads T N: T threads (named wl-thread-I), each making N rounds of
+ * cudaMalloc(4096), cudaLaunchKernel, cudaFree, then one cudaStreamSynchronize.
+ *   threads cudaMalloc=T*N cudaLaunchKernel=T*N cudaFree=T*N cudaStreamSynchronize=T threads=T
+ */
+#include "workload.h"
+
+static unsigned long rounds;
+
+static void *worker(void *arg)
+{
+	unsigned long i;
+	char name[16];
+
+	snprintf(name, sizeof(name), "wl-thread-%lu", (unsigned long)(uintptr_t)arg);
+	pthread_setname_np(pthread_self(), name);
+	for (i = 0; i < rounds; i++) {
+		void *p;
+
+		CALL(cudaMalloc, (&p, 4096));
+		CALL(cudaLaunchKernel, (KERNEL, kernel_grid(0), one_block, NULL, 0, NULL));
+		CALL(cudaFree, (p));
+	}
+	CALL(cudaStreamSynchronize, (NULL));
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned long t = number(argc > 1 ? argv[1] : NULL, "T"), i;
+	pthread_t *tids = calloc(t, sizeof(*tids));
+
+	rounds = number(argc > 2 ? argv[2] : NULL, "N");
+	for (i = 0; i < t; i++)
+		if (pthread_create(&tids[i], NULL, worker, (void *)(uintptr_t)i)) {
+			perror("pthread_create");
+			return 1;
+		}
+	for (i = 0; i < t; i++)
+		pthread_join(tids[i], NULL);
+	report("threads", "threads=%lu", t);
+	free(tids);
+	return 0;
+}
