@@ -37,7 +37,7 @@ static pid_t start_hog(void)
 	return pid;
 }
 
-/* CPU work inside a call's stand-in: the host-side copy of a pageable buffer. */
+/* CPU work between the calls, so that the hog preempts the loop at all points, inside calls too. */
 static void host_copy(void *dst, const void *src, size_t n)
 {
 	memcpy(dst, src, n);
