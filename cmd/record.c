@@ -22,6 +22,8 @@
 #include "../probes/probes.h"
 
 #define POLL_INTERVAL_NS 20000000L
+/* After a signal: how long the command has to end by itself, then to end after ingero passes it on. */
+#define CHILD_OWN_NS 500000000ULL
 #define CHILD_GRACE_NS 5000000000ULL
 
 static const char *const record_usage[] = {
@@ -391,14 +393,21 @@ static int record_loop(struct ingero_recorder *r, struct ingero_writer *w, pid_t
 		if (duration && now - start >= (uint64_t)duration * 1000000000ULL)
 			break;
 		if (stop_signal && !stop_at) {
+			/* A terminal's Ctrl-C reached the command already; other signals did not. */
 			if (child > 0 && stop_signal != SIGINT)
 				kill(child, stop_signal);
 			stop_at = now;
 			if (child <= 0)
 				break;
 		}
-		if (stop_at && now - stop_at > CHILD_GRACE_NS)
+		if (stop_at && stop_signal == SIGINT && now - stop_at > CHILD_OWN_NS) {
+			kill(child, SIGINT);
+			stop_signal = -1;
+		}
+		if (stop_at && now - stop_at > CHILD_GRACE_NS) {
+			kill(child, SIGKILL);
 			break;
+		}
 		if (npids && now - last_scan >= 1000000000ULL) {
 			probe_mapped(r, pids, npids);
 			last_scan = now;
@@ -455,8 +464,10 @@ int cmd_record(int argc, const char **argv)
 	if (!apis)
 		die("the built-in probe table is broken");
 	enabled = enabled_apis(o.sets, apis, napis);
-	if (argc && command_path(argv[0], exe, sizeof(exe)))
-		die("cannot run '%s': command not found", argv[0]);
+	if (argc && command_path(argv[0], exe, sizeof(exe))) {
+		error("cannot run '%s': command not found", argv[0]);
+		exit(127);
+	}
 
 	s = ingero_session_new(o.buffer_kb);
 	if (!s)

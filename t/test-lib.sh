@@ -165,3 +165,16 @@ ingero_kernel_leftovers() {
 	grep -E '^[pr][0-9]*:ingero' "$TRACING_DIR/uprobe_events" 2>/dev/null
 	ls "$TRACING_DIR/instances" 2>/dev/null | grep '^ingero'
 }
+
+# api_calls TRACE API: how many calls of API the trace holds, from the analyzer's JSON.
+api_calls() {
+	ingero analyze --json "$1" >"$1.json" &&
+	jq -r --arg api "$2" '[.apis[] | select(.name == $api) | .calls] | add // 0' "$1.json"
+}
+
+# test_api_calls TRACE API N: the trace holds exactly N calls of API.
+test_api_calls() {
+	local got
+	got=$(api_calls "$1" "$2") || return 1
+	[ "$got" = "$3" ] || { echo "test_api_calls: $1 has $got calls of $2, not $3" >&2; return 1; }
+}

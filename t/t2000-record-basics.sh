@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+test_description='record: its interface, its errors, the exit status passed through'
+. ./test-lib.sh
+
+test_expect_success 'record --help shows the usage and exits 0' '
+	ingero record --help >help &&
+	grep -q "^usage: ingero record" help &&
+	grep -q -- "--duration" help
+'
+
+test_expect_success 'no command, no -p, no -a: a usage error' '
+	test_expect_code 129 ingero record 2>err &&
+	grep -q "give a command" err
+'
+
+test_expect_success 'an unknown probe set is named' '
+	test_expect_code 129 ingero record -e alloc,nosuch -- true 2>err &&
+	grep -q "nosuch" err
+'
+
+test_expect_success TRACEFS 'a command that does not exist: 127, one line, nothing left behind' '
+	test_expect_code 127 ingero record -o t.ing.zst -- /nonexistent/cmd 2>err &&
+	test_line_count = 1 err &&
+	grep -q "cannot run ./nonexistent/cmd." err &&
+	ingero_kernel_leftovers >left &&
+	test_line_count = 0 left
+'
+
+test_expect_success TRACEFS 'a dead pid is refused' '
+	sleep 0.01 & dead=$! && wait $dead &&
+	test_must_fail ingero record -o t.ing.zst -p $dead 2>err &&
+	grep -q "no process $dead" err
+'
+
+test_expect_success TRACEFS 'not root: names the capability, leaves nothing' '
+	test_must_fail setpriv --reuid=65534 --regid=65534 --clear-groups ingero record -o /tmp/ingero-nobody.$$ -- true 2>err &&
+	grep -q "CAP_SYS_ADMIN" err &&
+	ingero_kernel_leftovers >left &&
+	test_line_count = 0 left
+'
+
+test_expect_success TRACEFS 'the command exit status is passed through' '
+	test_expect_code 3 ingero record -q -o t.ing.zst -- "$WORKLOADS/exit-status" 3 >out &&
+	grep -q "code=3" out
+'
+
+test_expect_success TRACEFS 'death by a signal is 128+N' '
+	test_expect_code 137 ingero record -q -o t.ing.zst -- "$WORKLOADS/exit-status" -s 9 0
+'
+
+test_expect_success TRACEFS 'the command keeps its stdin and stdout' '
+	echo hello | ingero record -q -o t.ing.zst -- cat >out &&
+	test "$(cat out)" = hello
+'
+
+test_expect_success TRACEFS 'default output, an existing trace kept as .old, mode 0600' '
+	echo previous >ingero.ing.zst &&
+	ingero record -q -- "$WORKLOADS/nocuda" 10 >/dev/null 2>err &&
+	test "$(cat ingero.ing.zst.old)" = previous &&
+	test "$(stat -c %a ingero.ing.zst)" = 600 &&
+	grep -q "no CUDA library" err
+'
+
+test_expect_success TRACEFS 'the summary counts events, bytes and losses' '
+	ingero record -o s.ing.zst -- "$WORKLOADS/alloc-free" 10 >/dev/null 2>err &&
+	grep -E "^ingero: [0-9]+ events \(40 calls, 0 still open\) in .s.ing.zst.: [0-9]+ bytes, [0-9.]+ bytes/event, 0 lost" err
+'
+
+test_done

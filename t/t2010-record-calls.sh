@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+test_description='record: every call of workloads whose calls are known, exactly once'
+. ./test-lib.sh
+
+test_expect_success TRACEFS 'a hundred allocations and frees at both levels' '
+	ingero record -q -o a.ing.zst -- "$WORKLOADS/alloc-free" 100 >out &&
+	grep -q "cudaMalloc=100 cudaFree=100" out &&
+	test_api_calls a.ing.zst cudaMalloc 100 &&
+	test_api_calls a.ing.zst cuMemAlloc_v2 100 &&
+	test_api_calls a.ing.zst cudaFree 100 &&
+	test_api_calls a.ing.zst cuMemFree_v2 100
+'
+
+test_expect_success TRACEFS 'the allocated bytes are exact, the unfreed ones listed' '
+	ingero record -q -o k.ing.zst -- "$WORKLOADS/alloc-free" -k 3 -p 50 >out &&
+	bytes=$(sed -n "s/.* bytes=\([0-9]*\).*/\1/p" out) &&
+	leaked=$(sed -n "s/.* leaked_bytes=\([0-9]*\).*/\1/p" out) &&
+	ingero analyze --json k.ing.zst >k.json &&
+	test_json k.json .memory.alloc_bytes "$bytes" &&
+	test_json k.json .memory.live_bytes_end "$leaked" &&
+	test_json k.json ".memory.unfreed | length" 3 &&
+	grep "^alloc " out | tail -3 | awk "{ print \$2 }" >want &&
+	jq -r ".memory.unfreed[].ptr" k.json | sort >got &&
+	sort want >want.sorted &&
+	test_cmp want.sorted got
+'
+
+test_expect_success TRACEFS 'launches are seen once, in the driver, by default' '
+	ingero record -q -o l.ing.zst -- "$WORKLOADS/launch" 1000 >out &&
+	test_api_calls l.ing.zst cuLaunchKernel 1000 &&
+	test_api_calls l.ing.zst cudaLaunchKernel 0
+'
+
+test_expect_success TRACEFS 'rt-launch adds the runtime launches, each enclosing its driver launch' '
+	ingero record -q -e default,rt-launch -o r.ing.zst -- "$WORKLOADS/launch" 500 >out &&
+	test_api_calls r.ing.zst cudaLaunchKernel 500 &&
+	test_api_calls r.ing.zst cuLaunchKernel 500 &&
+	ingero dump --json --stream call r.ing.zst >calls.json &&
+	jq -s "[.[] | select(.api == \"cudaLaunchKernel\") | .id] | sort" calls.json >outer &&
+	jq -s "[.[] | select(.api == \"cuLaunchKernel\") | .parent] | sort" calls.json >parents &&
+	test_cmp outer parents
+'
+
+test_expect_success TRACEFS 'four threads, each call once, with its own tid' '
+	ingero record -q -o t.ing.zst -- "$WORKLOADS/threads" 4 250 >out &&
+	test_api_calls t.ing.zst cudaMalloc 1000 &&
+	test_api_calls t.ing.zst cudaStreamSynchronize 4 &&
+	ingero dump --json --stream call t.ing.zst >calls.json &&
+	jq -s "[.[] | select(.api == \"cudaMalloc\") | .tid] | unique | length" calls.json >n &&
+	test "$(cat n)" = 4
+'
+
+test_expect_success TRACEFS 'a process that forks: parent and child both traced' '
+	ingero record -q -o f.ing.zst -- "$WORKLOADS/fork" 50 >out &&
+	test_api_calls f.ing.zst cudaMalloc 100 &&
+	ingero dump --json --stream call f.ing.zst >calls.json &&
+	jq -s "[.[] | select(.api == \"cudaMalloc\") | .pid] | unique | length" calls.json >n &&
+	test "$(cat n)" = 2
+'
+
+test_expect_success TRACEFS 'the runtime dlopened late from a folder no search path knows' '
+	dir=$(mktemp -d) && test_when_finished "rm -rf $dir" &&
+	mkdir "$dir/late" &&
+	cp "$WORKLOADS/late-dlopen" "$WORKLOADS/liblate.so" "$dir/" &&
+	cp "$WORKLOADS/libcudart.so.13" "$WORKLOADS/libcuda.so.1" "$dir/late/" &&
+	ingero record -q -o d.ing.zst -- "$dir/late-dlopen" -d 100 20 >out &&
+	grep -q "runtime=$dir/late/" out &&
+	test_api_calls d.ing.zst cudaMalloc 20 &&
+	test_api_calls d.ing.zst cuMemFree_v2 20
+'
+
+test_expect_success TRACEFS 'the runtime linked into the executable, found through .symtab' '
+	ingero record -q -o s.ing.zst -- "$WORKLOADS/static-rt" 30 >out &&
+	test_api_calls s.ing.zst cudaMalloc 30 &&
+	test_api_calls s.ing.zst cuMemAlloc_v2 30 &&
+	test_api_calls s.ing.zst cudaDeviceSynchronize 1
+'
+
+test_expect_success TRACEFS 'a library named with --lib is probed, once however reached' '
+	ingero record -q --lib "$WORKLOADS/libcudart.so.13" --lib "$WORKLOADS/../bin/libcudart.so.13" \
+		-o b.ing.zst -- "$WORKLOADS/alloc-free" 7 >out &&
+	test_api_calls b.ing.zst cudaMalloc 7
+'
+
+test_done

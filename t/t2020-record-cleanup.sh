@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+test_description='record: nothing left in the kernel on any way out, SIGKILL included'
+. ./test-lib.sh
+
+no_leftovers() {
+	ingero_kernel_leftovers >left &&
+	test_line_count = 0 left
+}
+
+# Starts a recording of a long workload in the background; sets rec and child.
+start_long() {
+	ingero record -q -o "$1" -- "$WORKLOADS/launch" -u 1000 -S 1000000 >/dev/null 2>"$1.err" &
+	rec=$!
+	# Wait until the command runs under ingero: its launches are being traced.
+	for i in $(seq 100); do
+		child=$(pgrep -P $rec) && [ -n "$child" ] && grep -q launch /proc/$child/comm 2>/dev/null && break
+		sleep 0.05
+	done
+	sleep 0.3
+}
+
+test_expect_success TRACEFS 'a normal end leaves nothing' '
+	ingero record -q -o n.ing.zst -- "$WORKLOADS/alloc-free" 5 >/dev/null &&
+	no_leftovers
+'
+
+for sig in INT TERM HUP; do
+	test_expect_success TRACEFS "SIG$sig stops both and leaves a complete file" '
+		start_long $sig.ing.zst &&
+		test_when_finished "kill -9 $rec $child 2>/dev/null; true" &&
+		kill -$sig $rec &&
+		{ wait $rec; status=$?; } &&
+		test $status -gt 128 &&
+		! kill -0 $child 2>/dev/null &&
+		ingero info $sig.ing.zst >info &&
+		test $(api_calls $sig.ing.zst cuLaunchKernel) -gt 0 &&
+		no_leftovers
+	'
+done
+
+test_expect_success TRACEFS 'the traced command crashing leaves nothing' '
+	test_expect_code 139 ingero record -q -o c.ing.zst -- "$WORKLOADS/exit-status" -s 11 0 &&
+	test_api_calls c.ing.zst cudaMalloc 1 &&
+	no_leftovers
+'
+
+test_expect_success TRACEFS 'after a SIGKILLed ingero the next run removes its leftovers and says so' '
+	start_long k.ing.zst &&
+	test_when_finished "kill -9 $child 2>/dev/null; true" &&
+	kill -9 $rec && wait $rec; kill -9 $child;
+	ingero_kernel_leftovers >left &&
+	test_line_count -gt 0 left &&
+	ingero record -q -o again.ing.zst -- true 2>err &&
+	grep -q "left by ingero sessions whose process is gone" err &&
+	no_leftovers
+'
+
+test_done

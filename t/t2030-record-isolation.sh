@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+test_description='record: sessions side by side, and no use of BTF or of global tracing state'
+. ./test-lib.sh
+
+test_expect_success TRACEFS 'two sessions at once each record exactly their own command' '
+	ingero record -q -o one.ing.zst -- "$WORKLOADS/alloc-free" 300 >out1 &
+	one=$! &&
+	ingero record -q -o two.ing.zst -- "$WORKLOADS/launch" 700 >out2 &&
+	wait $one &&
+	test_api_calls one.ing.zst cudaMalloc 300 &&
+	test_api_calls one.ing.zst cuLaunchKernel 0 &&
+	test_api_calls two.ing.zst cuLaunchKernel 700 &&
+	test_api_calls two.ing.zst cudaMalloc 0
+'
+
+test_expect_success TRACEFS 'the global tracing state is left as it was' '
+	T=$TRACING_DIR &&
+	cat $T/tracing_on $T/trace_clock $T/set_event $T/buffer_size_kb >before &&
+	ingero record -q -o g.ing.zst -- "$WORKLOADS/alloc-free" 10 >/dev/null &&
+	cat $T/tracing_on $T/trace_clock $T/set_event $T/buffer_size_kb >after &&
+	test_cmp before after
+'
+
+test_expect_success TRACEFS 'BTF hidden: the same calls recorded' '
+	test -d /sys/kernel/btf || { echo "this kernel has no BTF to hide" >&2; false; } &&
+	unshare -m sh -c "mount -t tmpfs none /sys/kernel/btf &&
+		test -z \"\$(ls /sys/kernel/btf)\" &&
+		ingero record -q -o nobtf.ing.zst -- \"$WORKLOADS/alloc-free\" 40" >out &&
+	test_api_calls nobtf.ing.zst cudaMalloc 40 &&
+	test_api_calls nobtf.ing.zst cuMemFree_v2 40
+'
+
+test_expect_success TRACEFS 'tracefs under /sys/kernel/debug/tracing works as well' '
+	unshare -m sh -c "umount /sys/kernel/tracing 2>/dev/null;
+		mount -t debugfs nodev /sys/kernel/debug 2>/dev/null;
+		test -e /sys/kernel/debug/tracing/uprobe_events || mount -t tracefs nodev /sys/kernel/debug/tracing;
+		test ! -e /sys/kernel/tracing/uprobe_events &&
+		ingero record -q -o dbg.ing.zst -- \"$WORKLOADS/alloc-free\" 25" >out &&
+	test_api_calls dbg.ing.zst cudaMalloc 25
+'
+
+test_expect_success TRACEFS 'a buffer too small for a burst: the losses are in the trace and the summary' '
+	ingero record -b 4 -o lost.ing.zst -- "$WORKLOADS/launch" -d 200000 >/dev/null 2>err &&
+	grep -E "[1-9][0-9]* lost \(cpu" err &&
+	ingero analyze --json lost.ing.zst >lost.json &&
+	test $(jq .lost_events.total lost.json) -gt 0
+'
+
+test_done
