@@ -1,6 +1,6 @@
 /*
  * The probe sets: the CUDA APIs ingero can probe, read from the prototypes
- * in probes/*.proto, and the fetch arguments each one needs on this ABI.
+ * in probes/cuda-protos.c, and the fetch arguments each one needs on this ABI.
  */
 #ifndef INGERO_PROBES_H
 #define INGERO_PROBES_H
@@ -24,6 +24,10 @@ const struct ingero_probe_set *ingero_probe_sets(size_t *nsets);
  */
 int ingero_probe_sets_parse(const char *list, uint64_t *mask);
 int ingero_probe_set_index(const char *name);
+/* The index in ingero_probe_sets() of the set that has api. */
+int ingero_probe_api_set(const struct ingero_api *api);
+/* The prototype api was read from, as NVIDIA's headers write it (every argument, even past the sixth). */
+const char *ingero_probe_prototype(const struct ingero_api *api);
 
 /*
  * The fetch arguments of the entry (is_return 0) or return probe of api, as
