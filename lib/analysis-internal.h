@@ -1,0 +1,171 @@
+/* The analysis engine's state, shared by lib/analysis*.c and nothing else. */
+#ifndef INGERO_ANALYSIS_INTERNAL_H
+#define INGERO_ANALYSIS_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "analysis.h"
+
+struct amap {
+	uint64_t *keys;
+	char *vals;
+	size_t vsize, cap, n;
+};
+
+/* cap: a power of two. */
+int amap_init(struct amap *m, size_t vsize, size_t cap);
+void amap_release(struct amap *m);
+void *amap_get(const struct amap *m, uint64_t key);
+/* The value of key, zeroed when new (*fresh set); valid until the next put. NULL on ENOMEM. */
+void *amap_put(struct amap *m, uint64_t key, int *fresh);
+void amap_del(struct amap *m, uint64_t key);
+void *amap_next(const struct amap *m, size_t *pos, uint64_t *key);
+
+/* A stretch's kind: an enum ingero_split, or not yet known (before a thread's first event). */
+#define KIND_PENDING INGERO_NR_SPLITS
+#define STRETCH_CULPRITS 3
+
+/* One stretch of a thread's scheduling history; it ends where the next one starts. */
+struct stretch {
+	uint64_t start;
+	uint8_t kind;
+	uint8_t ncul;
+	uint16_t cpu;		/* on CPU: where; runnable: the run queue it waited on */
+	int32_t who;		/* blocked or waiting: the waker; preempted: the preemptor */
+	struct { uint64_t ns; int32_t tid; } cul[STRETCH_CULPRITS];	/* runnable: who ran instead */
+};
+
+/* An allocation or free, held back while the call enclosing it may be the one to name it. */
+struct memop {
+	int valid, ok, in_window;
+	uint32_t role, api;
+	int32_t tid;
+	uint64_t parent, ptr, size, ts;
+};
+
+struct thread {
+	int32_t tid;
+	uint32_t pid;
+	const char *comm;
+	int traced;
+	int32_t last_cpu;
+	struct stretch *ring;
+	uint32_t cap, len, head;	/* head: the newest, the one still open */
+	struct memop pending;
+	uint64_t run_ns, voluntary, involuntary, migrations;
+	uint64_t delays, delay_ns, max_delay_ns, max_delay_at;
+	uint64_t calls, call_ns, call_split[INGERO_NR_SPLITS];
+};
+
+#define CPU_HISTORY 1024
+
+/* Who ran on one CPU lately: a ring of the switches onto it. */
+struct cpu_state {
+	struct thread *cur;
+	uint32_t head, len;
+	struct { uint64_t start; int32_t tid; } hist[CPU_HISTORY];
+};
+
+/* A log-bucket sketch: exact below 64 ns, then 64 buckets per power of two. */
+#define SKETCH_SUB 64
+#define SKETCH_OCTAVES 48
+#define SKETCH_BUCKETS ((SKETCH_OCTAVES - 5) * SKETCH_SUB)
+/* Duration classes for the chains: eight per power of two. */
+#define CLASS_SHIFT 3
+#define CLASSES (SKETCH_BUCKETS >> CLASS_SHIFT)
+
+struct cls {
+	uint64_t calls, sum_ns, lossy;
+	uint64_t split[INGERO_NR_SPLITS];
+};
+
+/* One API at one nesting level. */
+struct row {
+	uint64_t calls, errors, lossy, total, min, max;
+	uint64_t split[INGERO_NR_SPLITS];
+	uint64_t *sketch;	/* SKETCH_BUCKETS */
+	struct cls *cls;	/* CLASSES; outer rows only */
+};
+
+/* Per (API, class, task): what a culprit took from, or a waker woke, the API's calls of that class. */
+struct blame {
+	uint64_t ns, calls, cpus;
+};
+
+struct interferer {
+	uint64_t ns, in_calls_ns, preemptions, delays, longest_ns, cpus;
+};
+
+struct live_alloc {
+	uint64_t size, ts;
+	uint32_t api;
+	int32_t tid;
+};
+
+#define LOSSY_RING 64
+#define TIMELINE 128
+
+struct ingero_analysis {
+	struct ingero_analysis_opts opts;
+	int32_t *size_arg, *ptr_arg;	/* per API: the argument holding the size, the pointer freed */
+	uint64_t origin, last_key;
+	uint64_t events[INGERO_NR_STREAMS];
+	uint64_t traced_ns, uncovered_calls;
+
+	struct amap threads;	/* tid -> struct thread * */
+	struct cpu_state **cpus;
+	uint32_t ncpus;
+
+	struct row **rows;	/* 2 * napis: [2 * api + nested] */
+	struct amap blames;	/* blame_key() -> struct blame */
+	struct amap interferers;	/* tid -> struct interferer */
+	struct amap errors;	/* row << 32 | code -> uint64_t */
+
+	struct ingero_analysis_lost *lost;	/* by CPU */
+	uint32_t nlost;
+	uint64_t lossy_start[LOSSY_RING], lossy_end[LOSSY_RING], lossy_max_end;
+	uint32_t nlossy;
+
+	struct ingero_analysis_open *open;
+	uint32_t nopen, open_cap;
+	struct ingero_analysis_lib *libs;
+	uint32_t nlibs, libs_cap;
+
+	struct amap live;	/* ptr -> struct live_alloc */
+	struct ingero_analysis_memory mem;
+	struct ingero_analysis_mem_api *mem_apis;	/* napis */
+	uint64_t live_bytes;
+	uint64_t timeline_width, timeline[TIMELINE], timeline_value;
+	uint32_t timeline_last;
+	int started, finished;
+
+	struct ingero_analysis_result result;
+};
+
+static inline uint64_t blame_key(uint32_t api, uint32_t cls, int is_waker, int32_t tid)
+{
+	return (uint64_t)is_waker << 62 | (uint64_t)api << 40 | (uint64_t)cls << 28 | ((uint32_t)tid & 0x0fffffff);
+}
+
+void sketch_add(uint64_t *sketch, uint64_t v);
+uint32_t sketch_bucket(uint64_t v);
+/* The bucket's lowest value and the value that stands for it. */
+uint64_t sketch_low(uint32_t b);
+uint64_t sketch_mid(uint32_t b);
+/* The value of rank ceil(q * n), clamped to [min, max]. */
+uint64_t sketch_quantile(const uint64_t *sketch, uint64_t n, double q, uint64_t min, uint64_t max);
+
+void mem_call(struct ingero_analysis *a, struct thread *t, const struct ingero_call *c, int in_window);
+void mem_finish(struct ingero_analysis *a);
+/* Ends every thread's open stretch at the last event, for the statistics. */
+void threads_close(struct ingero_analysis *a);
+int build_chains(struct ingero_analysis *a);
+void task_of(struct ingero_analysis *a, int32_t tid, struct ingero_analysis_task *out);
+struct thread *thread_get(struct ingero_analysis *a, int32_t tid);
+
+static inline int in_window(const struct ingero_analysis *a, uint64_t ts)
+{
+	return ts >= a->opts.from_ns && (!a->opts.to_ns || ts < a->opts.to_ns);
+}
+
+#endif

@@ -1,0 +1,588 @@
+/*
+ * The end of the pass: turns the engine's state into the report, and ranks
+ * the causal chains with their verdicts.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "analysis-internal.h"
+#include "error.h"
+
+/* Severity thresholds: the share of the traced time that the interference cost. */
+#define HIGH_SHARE 0.10
+#define MEDIUM_SHARE 0.02
+
+static const char *const cause_names[INGERO_NR_CAUSES] = {
+	[INGERO_CAUSE_PREEMPTED] = "preempted",
+	[INGERO_CAUSE_DELAYED] = "delayed",
+	[INGERO_CAUSE_GPU_WAIT] = "gpu-wait",
+	[INGERO_CAUSE_BLOCKED] = "blocked",
+	[INGERO_CAUSE_ONCPU] = "oncpu",
+	[INGERO_CAUSE_UNKNOWN] = "unknown",
+};
+
+static const char *const remedies[INGERO_NR_CAUSES] = {
+	[INGERO_CAUSE_PREEMPTED] = "keep the neighbour off the traced threads' CPUs: pin them apart "
+		"(taskset, cpusets), isolate the cores (isolcpus, nohz_full), or renice the neighbour",
+	[INGERO_CAUSE_DELAYED] = "the woken thread waited for a busy CPU: give the traced threads cores "
+		"of their own or a higher priority (nice, SCHED_FIFO), or renice the neighbour",
+	[INGERO_CAUSE_GPU_WAIT] = "nothing to fix on the CPU: the time is the GPU's; overlap work with it "
+		"(streams, asynchronous copies) or make the kernels shorter",
+	[INGERO_CAUSE_BLOCKED] = "find what the call sleeps on (a lock, the driver, page faults), the "
+		"waker is the lead; move the call off the hot path",
+	[INGERO_CAUSE_ONCPU] = "make fewer, larger calls or move them off the hot path "
+		"(a caching allocator instead of an allocation per step)",
+	[INGERO_CAUSE_UNKNOWN] = "record again with larger buffers so that no events are lost",
+};
+
+const char *ingero_cause_name(enum ingero_cause c)
+{
+	return c < INGERO_NR_CAUSES ? cause_names[c] : "?";
+}
+
+const char *ingero_severity_name(enum ingero_severity s)
+{
+	static const char *const names[] = { "info", "low", "medium", "high" };
+
+	return s <= INGERO_SEVERITY_HIGH ? names[s] : "?";
+}
+
+char *ingero_analysis_fmt_ns(char *buf, size_t len, uint64_t ns)
+{
+	static const struct { double div; const char *unit; } units[] = {
+		{ 1e9, "s" }, { 1e6, "ms" }, { 1e3, "us" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		double v = (double)ns / units[i].div;
+
+		if (v >= 1) {
+			snprintf(buf, len, "%.*f %s", v >= 100 ? 0 : v >= 10 ? 1 : 2, v, units[i].unit);
+			return buf;
+		}
+	}
+	snprintf(buf, len, "%llu ns", (unsigned long long)ns);
+	return buf;
+}
+
+void task_of(struct ingero_analysis *a, int32_t tid, struct ingero_analysis_task *out)
+{
+	struct thread **t = amap_get(&a->threads, (uint32_t)tid);
+
+	out->tid = tid;
+	out->pid = t ? (*t)->pid : (uint32_t)tid;
+	out->comm = t && (*t)->comm && *(*t)->comm ? (*t)->comm : "?";
+	out->traced = t ? (*t)->traced : 0;
+}
+
+static uint32_t log2_bucket(uint64_t v)
+{
+	uint32_t b = v > 1 ? 63 - (uint32_t)__builtin_clzll(v) : 0;
+
+	return b < INGERO_ANALYSIS_HIST ? b : INGERO_ANALYSIS_HIST - 1;
+}
+
+static void fill_api(struct ingero_analysis_api *o, const struct row *r, uint32_t api, int nested)
+{
+	uint32_t b;
+
+	memset(o, 0, sizeof(*o));
+	o->api = api;
+	o->nested = nested;
+	o->calls = r->calls;
+	o->errors = r->errors;
+	o->lossy_calls = r->lossy;
+	o->total_ns = r->total;
+	o->min_ns = r->min;
+	o->max_ns = r->max;
+	memcpy(o->split_ns, r->split, sizeof(o->split_ns));
+	o->p50_ns = sketch_quantile(r->sketch, r->calls, 0.50, r->min, r->max);
+	o->p90_ns = sketch_quantile(r->sketch, r->calls, 0.90, r->min, r->max);
+	o->p99_ns = sketch_quantile(r->sketch, r->calls, 0.99, r->min, r->max);
+	for (b = 0; b < SKETCH_BUCKETS; b++) {
+		uint64_t mid;
+
+		if (!r->sketch[b])
+			continue;
+		mid = sketch_mid(b);
+		mid = mid < r->min ? r->min : mid > r->max ? r->max : mid;
+		o->hist[log2_bucket(sketch_low(b) > r->min ? sketch_low(b) : r->min)] += r->sketch[b];
+		if (mid > o->p50_ns)
+			o->excess_ns += r->sketch[b] * (mid - o->p50_ns);
+	}
+}
+
+static int by_total(const void *x, const void *y)
+{
+	const struct ingero_analysis_api *p = x, *q = y;
+
+	if (p->nested != q->nested)
+		return p->nested - q->nested;
+	return p->total_ns > q->total_ns ? -1 : p->total_ns < q->total_ns ? 1 : (int)p->api - (int)q->api;
+}
+
+/* Which way the slow calls' extra time went, against what a typical call spends. */
+static enum ingero_cause find_cause(const struct ingero_analysis *a, uint32_t api, const uint64_t *slow,
+				    uint64_t nslow, const uint64_t *typical, uint64_t ntypical)
+{
+	uint32_t role = a->opts.apis[api].role;
+	int waits_for_gpu = role == INGERO_ROLE_SYNC || role == INGERO_ROLE_COPY ||
+		role == INGERO_ROLE_MEMSET || role == INGERO_ROLE_FREE;
+	uint64_t extra[INGERO_NR_SPLITS], by_cause[INGERO_NR_CAUSES] = { 0 }, best = 0, any = 0;
+	uint32_t i, c = INGERO_CAUSE_ONCPU;
+
+	for (i = 0; i < INGERO_NR_SPLITS; i++) {
+		uint64_t usual = ntypical ? (uint64_t)((double)typical[i] / ntypical * nslow) : 0;
+
+		extra[i] = slow[i] > usual ? slow[i] - usual : 0;
+		any |= extra[i];
+	}
+	/* No part grew more than the others: judge by where the slow calls' time went. */
+	if (!any)
+		memcpy(extra, slow, sizeof(extra));
+	by_cause[INGERO_CAUSE_PREEMPTED] = extra[INGERO_SPLIT_PREEMPTED];
+	by_cause[INGERO_CAUSE_DELAYED] = extra[INGERO_SPLIT_WAIT];
+	by_cause[waits_for_gpu ? INGERO_CAUSE_GPU_WAIT : INGERO_CAUSE_BLOCKED] =
+		extra[INGERO_SPLIT_BLOCKED] + extra[INGERO_SPLIT_YIELD];
+	by_cause[INGERO_CAUSE_ONCPU] = extra[INGERO_SPLIT_ONCPU];
+	by_cause[INGERO_CAUSE_UNKNOWN] = extra[INGERO_SPLIT_UNKNOWN];
+	/* Preempted and delayed are one kind of interference: together they decide against the rest. */
+	for (i = 0; i < INGERO_NR_CAUSES; i++) {
+		uint64_t v = by_cause[i];
+
+		if (i == INGERO_CAUSE_PREEMPTED || i == INGERO_CAUSE_DELAYED)
+			v = by_cause[INGERO_CAUSE_PREEMPTED] + by_cause[INGERO_CAUSE_DELAYED];
+		if (v > best) {
+			best = v;
+			c = i;
+		}
+	}
+	if (c == INGERO_CAUSE_PREEMPTED || c == INGERO_CAUSE_DELAYED)
+		c = by_cause[INGERO_CAUSE_PREEMPTED] >= by_cause[INGERO_CAUSE_DELAYED] ?
+			INGERO_CAUSE_PREEMPTED : INGERO_CAUSE_DELAYED;
+	return c;
+}
+
+/* Adds culprit ns to the chain's list, keeping it sorted and at most INGERO_ANALYSIS_CULPRITS long. */
+static void chain_culprits(struct ingero_analysis *a, struct ingero_analysis_chain *ch, uint32_t slow_cls,
+			   struct amap *sums)
+{
+	struct ingero_analysis_culprit *all;
+	struct blame *b;
+	size_t pos = 0, n = 0, i, k;
+	uint64_t key;
+	uint64_t best_waker_ns = 0;
+	int32_t best_waker = 0;
+	struct amap wakers;
+
+	if (amap_init(&wakers, sizeof(uint64_t), 16))
+		return;
+	sums->n = 0;
+	memset(sums->keys, 0xff, sums->cap * sizeof(*sums->keys));
+	while ((b = amap_next(&a->blames, &pos, &key))) {
+		uint32_t api = (uint32_t)(key >> 40) & 0x3fffff, cls = (uint32_t)(key >> 28) & 0xfff;
+		int32_t tid = (int32_t)(key & 0x0fffffff);
+		struct ingero_analysis_culprit *c;
+
+		if (api != ch->api)
+			continue;
+		if (key >> 62) {
+			uint64_t *w = cls >= slow_cls ? amap_put(&wakers, (uint32_t)tid, NULL) : NULL;
+
+			if (w && (*w += b->ns) > best_waker_ns) {
+				best_waker_ns = *w;
+				best_waker = tid;
+			}
+			continue;
+		}
+		c = amap_put(sums, (uint32_t)tid, NULL);
+		if (!c)
+			break;
+		c->task.tid = tid;
+		c->ns += b->ns;
+		if (cls >= slow_cls) {
+			c->slow_ns += b->ns;
+			c->slow_calls += b->calls;
+			c->cpus |= b->cpus;
+		}
+	}
+	amap_release(&wakers);
+	if (best_waker)
+		task_of(a, best_waker, &ch->waker);
+	all = malloc((sums->n + 1) * sizeof(*all));
+	for (pos = 0; all && (b = amap_next(sums, &pos, &key));)
+		all[n++] = *(struct ingero_analysis_culprit *)(void *)b;
+	for (k = 0; all && k < n && k < INGERO_ANALYSIS_CULPRITS; k++) {
+		size_t best = k;
+		struct ingero_analysis_culprit tmp;
+
+		for (i = k + 1; i < n; i++)
+			if (all[i].ns > all[best].ns || (all[i].ns == all[best].ns && all[i].task.tid < all[best].task.tid))
+				best = i;
+		tmp = all[best];
+		all[best] = all[k];
+		all[k] = tmp;
+		task_of(a, all[k].task.tid, &tmp.task);
+		ch->culprits[k] = all[k];
+		ch->culprits[k].task = tmp.task;
+	}
+	ch->nculprits = (uint32_t)k;
+	ch->cpu = k && ch->culprits[0].cpus ? __builtin_ctzll(ch->culprits[0].cpus) : -1;
+	free(all);
+}
+
+static void chain_summary(struct ingero_analysis *a, struct ingero_analysis_chain *ch)
+{
+	const char *name = a->opts.apis[ch->api].name;
+	char p99[32], p50[32], from[32], each[32], *s = ch->summary;
+	size_t len = sizeof(ch->summary);
+	const struct ingero_analysis_culprit *c = &ch->culprits[0];
+	uint64_t total = 0;
+	int n, i;
+
+	for (i = 0; i < INGERO_NR_SPLITS; i++)
+		total += ch->slow_split_ns[i];
+	ingero_analysis_fmt_ns(p99, sizeof(p99), ch->p99_ns);
+	ingero_analysis_fmt_ns(p50, sizeof(p50), ch->p50_ns);
+	ingero_analysis_fmt_ns(from, sizeof(from), ch->slow_from_ns);
+	n = snprintf(s, len, "%s p99 = %s (%.1fx p50 %s): ", name, p99,
+		     ch->p50_ns ? (double)ch->p99_ns / ch->p50_ns : 0.0, p50);
+	if (n < 0 || (size_t)n >= len)
+		return;
+	s += n;
+	len -= n;
+#define PCT(split) (total ? (int)(100 * ch->slow_split_ns[split] / total) : 0)
+	switch (ch->cause) {
+	case INGERO_CAUSE_PREEMPTED:
+	case INGERO_CAUSE_DELAYED:
+		if (!ch->nculprits || !c->slow_calls) {
+			n = snprintf(s, len, "the %llu calls >= %s were runnable %d%% of their time, while no task "
+				     "was seen on their CPU", (unsigned long long)ch->slow_calls, from,
+				     PCT(INGERO_SPLIT_PREEMPTED) + PCT(INGERO_SPLIT_WAIT));
+			break;
+		}
+		ingero_analysis_fmt_ns(each, sizeof(each), c->slow_ns / c->slow_calls);
+		n = snprintf(s, len, "%llu of the %llu calls >= %s were %s on CPU %d by %s (pid %u), %s each",
+			     (unsigned long long)c->slow_calls, (unsigned long long)ch->slow_calls, from,
+			     ch->cause == INGERO_CAUSE_PREEMPTED ? "preempted" : "kept off the CPU after their wakeup",
+			     ch->cpu, c->task.comm, c->task.pid, each);
+		break;
+	case INGERO_CAUSE_GPU_WAIT:
+	case INGERO_CAUSE_BLOCKED:
+		n = snprintf(s, len, "the %llu calls >= %s %s %d%% of their time", (unsigned long long)ch->slow_calls,
+			     from, ch->cause == INGERO_CAUSE_GPU_WAIT ? "waited for the GPU, blocked" : "slept",
+			     PCT(INGERO_SPLIT_BLOCKED) + PCT(INGERO_SPLIT_YIELD));
+		if (n > 0 && (size_t)n < len && ch->waker.tid)
+			n += snprintf(s + n, len - n, ", woken by %s (pid %u)", ch->waker.comm, ch->waker.pid);
+		if (n > 0 && (size_t)n < len && ch->cause == INGERO_CAUSE_GPU_WAIT)
+			n += snprintf(s + n, len - n, "; waiting, not interference");
+		break;
+	case INGERO_CAUSE_ONCPU:
+		n = snprintf(s, len, "the %llu calls >= %s ran on CPU %d%% of their time: the call's own work, "
+			     "not interference", (unsigned long long)ch->slow_calls, from, PCT(INGERO_SPLIT_ONCPU));
+		break;
+	default:
+		n = snprintf(s, len, "%d%% of the %llu calls >= %s is not covered by the scheduling history "
+			     "(lost events)", PCT(INGERO_SPLIT_UNKNOWN), (unsigned long long)ch->slow_calls, from);
+		break;
+	}
+#undef PCT
+	if (n > 0 && (size_t)n < len && ch->slow_lossy)
+		snprintf(s + n, len - n, " [%llu of them on lossy stretches]", (unsigned long long)ch->slow_lossy);
+}
+
+static uint32_t severity_of(const struct ingero_analysis *a, const struct ingero_analysis_chain *ch,
+			    const struct ingero_analysis_api *row)
+{
+	uint64_t taken = row->split_ns[INGERO_SPLIT_PREEMPTED] + row->split_ns[INGERO_SPLIT_WAIT];
+	double share;
+
+	if (ch->cause == INGERO_CAUSE_GPU_WAIT || ch->cause == INGERO_CAUSE_UNKNOWN)
+		return INGERO_SEVERITY_INFO;
+	if (ch->cause != INGERO_CAUSE_PREEMPTED && ch->cause != INGERO_CAUSE_DELAYED)
+		return INGERO_SEVERITY_LOW;
+	share = a->traced_ns ? (double)(taken < ch->cost_ns ? taken : ch->cost_ns) / a->traced_ns : 0;
+	return share >= HIGH_SHARE ? INGERO_SEVERITY_HIGH :
+		share >= MEDIUM_SHARE ? INGERO_SEVERITY_MEDIUM : INGERO_SEVERITY_LOW;
+}
+
+/* One chain for an outermost row, or none when its slow calls are no slower than its typical ones. */
+static int chain_of(struct ingero_analysis *a, const struct ingero_analysis_api *row,
+		    struct ingero_analysis_chain *ch, struct amap *sums)
+{
+	const struct row *r = a->rows[2 * row->api];
+	uint32_t c50 = sketch_bucket(row->p50_ns) >> CLASS_SHIFT, c90 = sketch_bucket(row->p90_ns) >> CLASS_SHIFT;
+	uint32_t slow_cls = c90 > c50 ? c90 : c50 + 1, k, i;
+	uint64_t typical[INGERO_NR_SPLITS] = { 0 }, ntypical = 0;
+
+	memset(ch, 0, sizeof(*ch));
+	for (k = 0; k < CLASSES; k++) {
+		const struct cls *cl = &r->cls[k];
+
+		for (i = 0; i < INGERO_NR_SPLITS; i++) {
+			if (k >= slow_cls)
+				ch->slow_split_ns[i] += cl->split[i];
+			else if (k <= c50)
+				typical[i] += cl->split[i];
+		}
+		if (k >= slow_cls) {
+			ch->slow_calls += cl->calls;
+			ch->slow_lossy += cl->lossy;
+		} else if (k <= c50) {
+			ntypical += cl->calls;
+		}
+	}
+	if (!ch->slow_calls || !row->excess_ns)
+		return 0;
+	ch->api = row->api;
+	ch->cost_ns = row->excess_ns;
+	ch->p50_ns = row->p50_ns;
+	ch->p90_ns = row->p90_ns;
+	ch->p99_ns = row->p99_ns;
+	ch->max_ns = row->max_ns;
+	ch->calls = row->calls;
+	ch->slow_from_ns = sketch_low(slow_cls << CLASS_SHIFT);
+	if (ch->slow_from_ns < row->min_ns)
+		ch->slow_from_ns = row->min_ns;
+	ch->cause = find_cause(a, row->api, ch->slow_split_ns, ch->slow_calls, typical, ntypical);
+	chain_culprits(a, ch, slow_cls, sums);
+	ch->severity = severity_of(a, ch, row);
+	ch->remedy = remedies[ch->cause];
+	chain_summary(a, ch);
+	return 1;
+}
+
+static int by_cost(const void *x, const void *y)
+{
+	const struct ingero_analysis_chain *p = x, *q = y;
+
+	return p->cost_ns > q->cost_ns ? -1 : p->cost_ns < q->cost_ns ? 1 : (int)p->api - (int)q->api;
+}
+
+int build_chains(struct ingero_analysis *a)
+{
+	struct ingero_analysis_result *res = &a->result;
+	struct amap sums;
+	uint32_t i;
+
+	res->chains = calloc(res->napis + 1, sizeof(*res->chains));
+	if (!res->chains || amap_init(&sums, sizeof(struct ingero_analysis_culprit), 256))
+		return -1;
+	for (i = 0; i < res->napis; i++)
+		if (!res->apis[i].nested && chain_of(a, &res->apis[i], &res->chains[res->nchains], &sums))
+			res->nchains++;
+	amap_release(&sums);
+	qsort(res->chains, res->nchains, sizeof(*res->chains), by_cost);
+	return 0;
+}
+
+static int by_taken(const void *x, const void *y)
+{
+	const struct ingero_analysis_interferer *p = x, *q = y;
+
+	return p->ns > q->ns ? -1 : p->ns < q->ns ? 1 : p->task.tid - q->task.tid;
+}
+
+static int by_tid(const void *x, const void *y)
+{
+	const struct ingero_analysis_thread *p = x, *q = y;
+
+	return p->task.tid - q->task.tid;
+}
+
+static int by_code(const void *x, const void *y)
+{
+	const struct ingero_analysis_error *p = x, *q = y;
+
+	if (p->nested != q->nested)
+		return p->nested - q->nested;
+	if (p->api != q->api)
+		return (int)p->api - (int)q->api;
+	return p->code < q->code ? -1 : p->code > q->code;
+}
+
+static int by_cpu(const void *x, const void *y)
+{
+	const struct ingero_analysis_lost *p = x, *q = y;
+
+	return (int)p->cpu - (int)q->cpu;
+}
+
+static int build_apis(struct ingero_analysis *a)
+{
+	struct ingero_analysis_result *res = &a->result;
+	uint32_t i;
+
+	res->apis = calloc(2 * a->opts.napis + 1, sizeof(*res->apis));
+	if (!res->apis)
+		return -1;
+	for (i = 0; i < 2 * a->opts.napis; i++)
+		if (a->rows[i])
+			fill_api(&res->apis[res->napis++], a->rows[i], i / 2, i % 2);
+	qsort(res->apis, res->napis, sizeof(*res->apis), by_total);
+	return 0;
+}
+
+/* The APIs an interferer hit most, from the per-class blame of the outermost calls. */
+static void interferer_apis(struct ingero_analysis *a, struct ingero_analysis_interferer *f)
+{
+	struct blame *b;
+	size_t pos = 0;
+	uint64_t key;
+	uint32_t i;
+
+	while ((b = amap_next(&a->blames, &pos, &key))) {
+		uint32_t api = (uint32_t)(key >> 40) & 0x3fffff, k;
+
+		if (key >> 62 || (int32_t)(key & 0x0fffffff) != f->task.tid)
+			continue;
+		for (k = 0; k < f->napis && f->apis[k].api != api; k++)
+			;
+		if (k == f->napis) {
+			if (k == 3) {
+				/* Full: the new API replaces the least hit if it already beats it. */
+				for (k = 0, i = 1; i < 3; i++)
+					if (f->apis[i].ns < f->apis[k].ns)
+						k = i;
+				if (f->apis[k].ns >= b->ns)
+					continue;
+				f->apis[k].ns = 0;
+			} else {
+				f->napis++;
+			}
+			f->apis[k].api = api;
+		}
+		f->apis[k].ns += b->ns;
+	}
+	for (i = 0; i + 1 < f->napis; i++) {
+		uint32_t j, best = i;
+
+		for (j = i + 1; j < f->napis; j++)
+			if (f->apis[j].ns > f->apis[best].ns)
+				best = j;
+		if (best != i) {
+			typeof(f->apis[0]) tmp = f->apis[i];
+
+			f->apis[i] = f->apis[best];
+			f->apis[best] = tmp;
+		}
+	}
+}
+
+static int build_interferers(struct ingero_analysis *a)
+{
+	struct ingero_analysis_result *res = &a->result;
+	struct interferer *f;
+	size_t pos = 0;
+	uint64_t key;
+
+	res->interferers = calloc(a->interferers.n + 1, sizeof(*res->interferers));
+	if (!res->interferers)
+		return -1;
+	while ((f = amap_next(&a->interferers, &pos, &key))) {
+		struct ingero_analysis_interferer *o = &res->interferers[res->ninterferers];
+
+		if (!f->ns && !f->in_calls_ns)
+			continue;
+		task_of(a, (int32_t)key, &o->task);
+		o->ns = f->ns;
+		o->in_calls_ns = f->in_calls_ns;
+		o->preemptions = f->preemptions;
+		o->delays = f->delays;
+		o->longest_ns = f->longest_ns;
+		o->cpus = f->cpus;
+		interferer_apis(a, o);
+		res->ninterferers++;
+	}
+	qsort(res->interferers, res->ninterferers, sizeof(*res->interferers), by_taken);
+	return 0;
+}
+
+static int build_threads(struct ingero_analysis *a)
+{
+	struct ingero_analysis_result *res = &a->result;
+	struct thread **tp;
+	size_t pos = 0;
+	uint64_t key;
+
+	res->threads = calloc(a->threads.n + 1, sizeof(*res->threads));
+	if (!res->threads)
+		return -1;
+	while ((tp = amap_next(&a->threads, &pos, &key))) {
+		const struct thread *t = *tp;
+		struct ingero_analysis_thread *o = &res->threads[res->nthreads];
+
+		if (!t->traced || (a->opts.tid && t->tid != a->opts.tid))
+			continue;
+		task_of(a, t->tid, &o->task);
+		o->run_ns = t->run_ns;
+		o->voluntary = t->voluntary;
+		o->involuntary = t->involuntary;
+		o->migrations = t->migrations;
+		o->delays = t->delays;
+		o->delay_ns = t->delay_ns;
+		o->max_delay_ns = t->max_delay_ns;
+		o->max_delay_at = t->max_delay_at;
+		o->calls = t->calls;
+		o->call_ns = t->call_ns;
+		memcpy(o->call_split_ns, t->call_split, sizeof(o->call_split_ns));
+		res->nthreads++;
+	}
+	qsort(res->threads, res->nthreads, sizeof(*res->threads), by_tid);
+	return 0;
+}
+
+static int build_errors(struct ingero_analysis *a)
+{
+	struct ingero_analysis_result *res = &a->result;
+	uint64_t *n, key;
+	size_t pos = 0;
+
+	res->errors = calloc(a->errors.n + 1, sizeof(*res->errors));
+	if (!res->errors)
+		return -1;
+	while ((n = amap_next(&a->errors, &pos, &key)))
+		res->errors[res->nerrors++] = (struct ingero_analysis_error){
+			.api = (uint32_t)(key >> 33), .nested = (int)(key >> 32) & 1,
+			.code = (uint32_t)key, .count = *n,
+		};
+	qsort(res->errors, res->nerrors, sizeof(*res->errors), by_code);
+	return 0;
+}
+
+const struct ingero_analysis_result *ingero_analysis_finish(struct ingero_analysis *a)
+{
+	struct ingero_analysis_result *res = &a->result;
+	uint32_t i;
+
+	if (a->finished)
+		return res;
+	a->finished = 1;
+	threads_close(a);
+	mem_finish(a);
+	memcpy(res->events, a->events, sizeof(res->events));
+	for (i = 0; i < INGERO_NR_STREAMS; i++)
+		res->total_events += a->events[i];
+	res->first_ns = a->origin;
+	res->last_ns = a->last_key;
+	res->duration_ns = a->last_key > a->origin ? a->last_key - a->origin : 0;
+	res->traced_ns = a->traced_ns;
+	res->uncovered_calls = a->uncovered_calls;
+	qsort(a->lost, a->nlost, sizeof(*a->lost), by_cpu);
+	res->lost = a->lost;
+	res->nlost = a->nlost;
+	for (i = 0; i < a->nlost; i++)
+		res->lost_total += a->lost[i].count;
+	res->open = a->open;
+	res->nopen = a->nopen;
+	res->libs = a->libs;
+	res->nlibs = a->nlibs;
+	res->memory = a->mem;
+	if (build_apis(a) || build_chains(a) || build_interferers(a) || build_threads(a) || build_errors(a) ||
+	    !a->mem.unfreed || !a->mem.apis || !a->mem.timeline) {
+		error_errno("cannot build the report");
+		return NULL;
+	}
+	return res;
+}

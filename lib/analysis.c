@@ -1,0 +1,725 @@
+/*
+ * The analysis engine's streaming pass: scheduling events build each
+ * thread's recent history of stretches, and a call, which arrives at its
+ * return, is split over the stretches it spans.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "analysis-internal.h"
+#include "error.h"
+#include "trace.h"
+
+#define RING_MIN 16		/* any task: enough to name who ran */
+#define RING_TRACED 256		/* a traced thread's calls span more */
+#define RING_MAX 8192
+#define CALL_CULPRITS 8
+
+struct call_split {
+	uint64_t ns[INGERO_NR_SPLITS];
+	uint32_t ncul;
+	struct { int32_t tid; uint32_t cpu; uint64_t ns; } cul[CALL_CULPRITS];
+	int32_t waker;
+	uint64_t waker_ns;
+	int lossy;
+};
+
+static int is_runnable(unsigned kind)
+{
+	return kind == INGERO_SPLIT_PREEMPTED || kind == INGERO_SPLIT_WAIT || kind == INGERO_SPLIT_YIELD;
+}
+
+static uint64_t clip(const struct ingero_analysis *a, uint64_t lo, uint64_t hi)
+{
+	if (lo < a->opts.from_ns)
+		lo = a->opts.from_ns;
+	if (a->opts.to_ns && hi > a->opts.to_ns)
+		hi = a->opts.to_ns;
+	return hi > lo ? hi - lo : 0;
+}
+
+/* part * num / den without overflow: stretches can be long and busy. */
+static uint64_t scale(uint64_t part, uint64_t num, uint64_t den)
+{
+	return den ? (uint64_t)((unsigned __int128)part * num / den) : 0;
+}
+
+static struct cpu_state *cpu_get(struct ingero_analysis *a, uint32_t cpu)
+{
+	if (cpu >= a->ncpus) {
+		uint32_t n = cpu + 1, i;
+		struct cpu_state **p;
+
+		if (cpu > 65535) {
+			errno = EINVAL;
+			return NULL;
+		}
+		p = realloc(a->cpus, n * sizeof(*p));
+		if (!p)
+			return NULL;
+		for (i = a->ncpus; i < n; i++)
+			p[i] = NULL;
+		a->cpus = p;
+		a->ncpus = n;
+	}
+	if (!a->cpus[cpu])
+		a->cpus[cpu] = calloc(1, sizeof(struct cpu_state));
+	return a->cpus[cpu];
+}
+
+/* Reallocates the ring oldest first, so that head is the last slot used. */
+static int ring_resize(struct thread *t, uint32_t cap)
+{
+	struct stretch *r = malloc(cap * sizeof(*r));
+	uint32_t i, keep = t->len < cap ? t->len : cap;
+
+	if (!r)
+		return -1;
+	for (i = 0; i < keep; i++)
+		r[i] = t->ring[(t->head + t->cap - (keep - 1 - i)) % t->cap];
+	free(t->ring);
+	t->ring = r;
+	t->cap = cap;
+	t->len = keep;
+	t->head = keep - 1;
+	return 0;
+}
+
+struct thread *thread_get(struct ingero_analysis *a, int32_t tid)
+{
+	struct thread **slot, *t;
+	int fresh;
+
+	slot = amap_get(&a->threads, (uint32_t)tid);
+	if (slot)
+		return *slot;
+	t = calloc(1, sizeof(*t));
+	if (!t || !(t->ring = malloc(RING_MIN * sizeof(*t->ring)))) {
+		free(t);
+		return NULL;
+	}
+	slot = amap_put(&a->threads, (uint32_t)tid, &fresh);
+	if (!slot) {
+		free(t->ring);
+		free(t);
+		return NULL;
+	}
+	*slot = t;
+	t->tid = tid;
+	t->pid = (uint32_t)tid;
+	t->last_cpu = -1;
+	t->cap = RING_MIN;
+	t->len = 1;
+	t->ring[0] = (struct stretch){ .start = a->origin, .kind = KIND_PENDING };
+	return t;
+}
+
+/* Runs the thread of a run queue's history back over [start, end) and keeps the top culprits. */
+static void find_culprits(struct ingero_analysis *a, struct stretch *s, uint64_t end, int32_t self)
+{
+	struct cpu_state *c = s->cpu < a->ncpus ? a->cpus[s->cpu] : NULL;
+	struct { uint64_t ns; int32_t tid; } top[CALL_CULPRITS];
+	uint32_t n = 0, k, i;
+	uint64_t run_end = end;
+
+	s->ncul = 0;
+	if (!c)
+		return;
+	for (k = 0; k < c->len; k++) {
+		uint32_t j = (c->head + CPU_HISTORY - k) % CPU_HISTORY;
+		uint64_t lo = c->hist[j].start > s->start ? c->hist[j].start : s->start;
+		int32_t tid = c->hist[j].tid;
+
+		if (run_end > end)
+			run_end = end;
+		if (run_end > lo && tid > 0 && tid != self) {
+			for (i = 0; i < n && top[i].tid != tid; i++)
+				;
+			if (i == n && n < CALL_CULPRITS)
+				top[n++] = (typeof(top[0])){ 0, tid };
+			if (i < n)
+				top[i].ns += run_end - lo;
+		}
+		if (c->hist[j].start <= s->start)
+			break;
+		run_end = c->hist[j].start;
+	}
+	for (k = 0; k < n && k < STRETCH_CULPRITS; k++) {
+		uint32_t best = k;
+
+		for (i = k + 1; i < n; i++)
+			if (top[i].ns > top[best].ns)
+				best = i;
+		s->cul[k].ns = top[best].ns;
+		s->cul[k].tid = top[best].tid;
+		top[best] = top[k];
+	}
+	s->ncul = (uint8_t)k;
+}
+
+static struct interferer *interferer_get(struct ingero_analysis *a, int32_t tid)
+{
+	return amap_put(&a->interferers, (uint32_t)tid, NULL);
+}
+
+/* A traced thread's runnable stretch: what each culprit took from it, within the window. */
+static void blame_stretch(struct ingero_analysis *a, struct thread *t, const struct stretch *s, uint64_t end)
+{
+	uint64_t len = end - s->start, ov = clip(a, s->start, end);
+	uint64_t cpu_bit = 1ULL << (s->cpu < 63 ? s->cpu : 63);
+	struct interferer *f;
+	uint32_t i;
+
+	if (!ov || (a->opts.tid && t->tid != a->opts.tid))
+		return;
+	for (i = 0; i < s->ncul; i++) {
+		uint64_t ns = scale(s->cul[i].ns, ov, len);
+
+		f = interferer_get(a, s->cul[i].tid);
+		if (!f)
+			return;
+		f->ns += ns;
+		f->cpus |= cpu_bit;
+		if (ns > f->longest_ns)
+			f->longest_ns = ns;
+		if (s->kind == INGERO_SPLIT_WAIT && !i)
+			f->delays++;
+	}
+	if (s->kind == INGERO_SPLIT_PREEMPTED && s->who > 0 && (f = interferer_get(a, s->who)))
+		f->preemptions++;
+}
+
+/* Ends the thread's open stretch at ts: its statistics, and for a runnable one its culprits. */
+static void close_stretch(struct ingero_analysis *a, struct thread *t, struct stretch *s, uint64_t ts)
+{
+	uint64_t len = ts - s->start;
+
+	if (s->kind == INGERO_SPLIT_ONCPU) {
+		t->run_ns += clip(a, s->start, ts);
+		return;
+	}
+	if (!is_runnable(s->kind))
+		return;
+	find_culprits(a, s, ts, t->tid);
+	if (in_window(a, ts)) {
+		t->delays++;
+		t->delay_ns += len;
+		if (len > t->max_delay_ns) {
+			t->max_delay_ns = len;
+			t->max_delay_at = s->start;
+		}
+	}
+	if (t->traced)
+		blame_stretch(a, t, s, ts);
+}
+
+static int thread_enter(struct ingero_analysis *a, struct thread *t, uint64_t ts,
+			unsigned kind, uint32_t cpu, int32_t who)
+{
+	struct stretch *s = &t->ring[t->head];
+
+	if (ts < s->start)
+		ts = s->start;
+	close_stretch(a, t, s, ts);
+	t->head = (t->head + 1) % t->cap;
+	if (t->len < t->cap)
+		t->len++;
+	t->ring[t->head] = (struct stretch){ .start = ts, .kind = (uint8_t)kind, .cpu = (uint16_t)cpu, .who = who };
+	return 0;
+}
+
+/* A thread turns out to be traced: its history kept so far is blamed now. */
+static int mark_traced(struct ingero_analysis *a, struct thread *t)
+{
+	uint32_t k;
+
+	if (t->traced)
+		return 0;
+	t->traced = 1;
+	for (k = t->len - 1; k >= 1; k--) {
+		const struct stretch *s = &t->ring[(t->head + t->cap - k) % t->cap];
+		const struct stretch *next = &t->ring[(t->head + t->cap - k + 1) % t->cap];
+
+		if (is_runnable(s->kind))
+			blame_stretch(a, t, s, next->start);
+	}
+	return t->cap < RING_TRACED ? ring_resize(t, RING_TRACED) : 0;
+}
+
+static int on_switch(struct ingero_analysis *a, const struct ingero_event *ev)
+{
+	const struct ingero_switch *sw = &ev->sw;
+	struct cpu_state *c = cpu_get(a, sw->cpu);
+	struct thread *t;
+
+	if (!c)
+		return -1;
+	if (sw->prev_tid > 0) {
+		unsigned kind;
+
+		t = c->cur && c->cur->tid == sw->prev_tid ? c->cur : thread_get(a, sw->prev_tid);
+		if (!t)
+			return -1;
+		t->comm = sw->prev_comm;
+		if (t->ring[t->head].kind == KIND_PENDING) {
+			t->ring[t->head].kind = INGERO_SPLIT_ONCPU;
+			t->ring[t->head].cpu = (uint16_t)sw->cpu;
+		}
+		if (sw->prev_state & INGERO_STATE_PREEMPTED)
+			kind = INGERO_SPLIT_PREEMPTED;
+		else if (sw->prev_state == INGERO_STATE_RUNNING)
+			kind = INGERO_SPLIT_YIELD;
+		else
+			kind = INGERO_SPLIT_BLOCKED;
+		if (in_window(a, ev->ts))
+			kind == INGERO_SPLIT_PREEMPTED ? t->involuntary++ : t->voluntary++;
+		thread_enter(a, t, ev->ts, kind, sw->cpu, kind == INGERO_SPLIT_PREEMPTED ? sw->next_tid : 0);
+	}
+	t = NULL;
+	if (sw->next_tid > 0) {
+		t = thread_get(a, sw->next_tid);
+		if (!t)
+			return -1;
+		t->comm = sw->next_comm;
+		if (t->ring[t->head].kind == KIND_PENDING)
+			t->ring[t->head].kind = INGERO_SPLIT_UNKNOWN;
+		if (t->last_cpu >= 0 && (uint32_t)t->last_cpu != sw->cpu && in_window(a, ev->ts))
+			t->migrations++;
+		t->last_cpu = (int32_t)sw->cpu;
+		thread_enter(a, t, ev->ts, INGERO_SPLIT_ONCPU, sw->cpu, 0);
+	}
+	c->cur = t;
+	c->head = (c->head + 1) % CPU_HISTORY;
+	if (c->len < CPU_HISTORY)
+		c->len++;
+	c->hist[c->head].start = ev->ts;
+	c->hist[c->head].tid = sw->next_tid;
+	return 0;
+}
+
+static int on_wakeup(struct ingero_analysis *a, const struct ingero_event *ev)
+{
+	struct thread *t;
+	struct stretch *s;
+
+	if (ev->wakeup.wakee_tid <= 0)
+		return 0;
+	t = thread_get(a, ev->wakeup.wakee_tid);
+	if (!t || !cpu_get(a, ev->wakeup.target_cpu))
+		return -1;
+	s = &t->ring[t->head];
+	if (s->kind == KIND_PENDING)
+		s->kind = INGERO_SPLIT_BLOCKED;
+	/* A waking of a task that is running or already runnable changes nothing. */
+	if (s->kind != INGERO_SPLIT_BLOCKED)
+		return 0;
+	s->who = ev->wakeup.waker_tid;
+	return thread_enter(a, t, ev->ts, INGERO_SPLIT_WAIT, ev->wakeup.target_cpu, ev->wakeup.waker_tid);
+}
+
+static int on_task(struct ingero_analysis *a, const struct ingero_event *ev)
+{
+	const struct ingero_task *k = &ev->task;
+	struct thread *t = thread_get(a, (int32_t)k->tid);
+
+	if (!t)
+		return -1;
+	t->pid = k->pid;
+	if (k->comm && *k->comm && k->kind != INGERO_TASK_FORK)
+		t->comm = k->comm;
+	if (mark_traced(a, t))
+		return -1;
+	if (k->kind == INGERO_TASK_FORK && k->child_tid) {
+		struct thread *child = thread_get(a, (int32_t)k->child_tid);
+
+		if (!child)
+			return -1;
+		child->pid = k->child_pid;
+		if (!child->comm)
+			child->comm = k->comm;
+		return mark_traced(a, child);
+	}
+	return 0;
+}
+
+static int on_lost(struct ingero_analysis *a, const struct ingero_event *ev)
+{
+	const struct ingero_lost *l = &ev->lost;
+	uint64_t end = l->end_ns > ev->ts ? l->end_ns : ev->ts;
+	struct ingero_analysis_lost *p;
+	uint32_t i;
+
+	for (i = 0; i < a->nlost && a->lost[i].cpu != l->cpu; i++)
+		;
+	if (i == a->nlost) {
+		p = realloc(a->lost, (a->nlost + 1) * sizeof(*p));
+		if (!p)
+			return -1;
+		a->lost = p;
+		p[a->nlost++] = (struct ingero_analysis_lost){ .cpu = l->cpu, .first_ns = ev->ts };
+	}
+	p = &a->lost[i];
+	p->count += l->count;
+	p->records++;
+	p->ns += end - ev->ts;
+	p->last_ns = end;
+	a->lossy_start[a->nlossy % LOSSY_RING] = ev->ts;
+	a->lossy_end[a->nlossy % LOSSY_RING] = end;
+	a->nlossy++;
+	if (end > a->lossy_max_end)
+		a->lossy_max_end = end;
+	return 0;
+}
+
+static int on_lib(struct ingero_analysis *a, const struct ingero_event *ev)
+{
+	if (a->nlibs == a->libs_cap) {
+		uint32_t cap = a->libs_cap ? 2 * a->libs_cap : 8;
+		struct ingero_analysis_lib *p = realloc(a->libs, cap * sizeof(*p));
+
+		if (!p)
+			return -1;
+		a->libs = p;
+		a->libs_cap = cap;
+	}
+	a->libs[a->nlibs++] = (struct ingero_analysis_lib){
+		.path = ev->lib.path, .build_id = ev->lib.build_id ? ev->lib.build_id : "",
+		.pid = ev->lib.pid, .probes = ev->lib.probes, .missing = ev->lib.missing,
+	};
+	return 0;
+}
+
+static int on_open(struct ingero_analysis *a, const struct ingero_event *ev)
+{
+	if (a->nopen == a->open_cap) {
+		uint32_t cap = a->open_cap ? 2 * a->open_cap : 8;
+		struct ingero_analysis_open *p = realloc(a->open, cap * sizeof(*p));
+
+		if (!p)
+			return -1;
+		a->open = p;
+		a->open_cap = cap;
+	}
+	a->open[a->nopen++] = (struct ingero_analysis_open){
+		.api = ev->call.api, .tid = (int32_t)ev->call.tid, .ts = ev->ts, .end_ns = ev->call.end_ns,
+	};
+	return 0;
+}
+
+static int call_lossy(const struct ingero_analysis *a, uint64_t ts, uint64_t end)
+{
+	uint32_t i, n = a->nlossy < LOSSY_RING ? a->nlossy : LOSSY_RING;
+
+	if (!a->nlossy || ts > a->lossy_max_end)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (a->lossy_start[i] <= end && a->lossy_end[i] >= ts)
+			return 1;
+	return 0;
+}
+
+static void add_culprit(struct call_split *cs, int32_t tid, uint32_t cpu, uint64_t ns)
+{
+	uint32_t i;
+
+	for (i = 0; i < cs->ncul && cs->cul[i].tid != tid; i++)
+		;
+	if (i == cs->ncul) {
+		if (cs->ncul == CALL_CULPRITS)
+			return;
+		cs->cul[cs->ncul++] = (typeof(cs->cul[0])){ tid, cpu, 0 };
+	}
+	cs->cul[i].ns += ns;
+}
+
+/*
+ * Walks the thread's history back from the call's return to its entry.
+ * Wakers are ranked by the blocked time they ended; a call's top waker is
+ * the one that ended most of it.
+ */
+static void split_call(struct ingero_analysis *a, struct thread *t, const struct ingero_event *ev,
+		       struct call_split *cs)
+{
+	uint64_t ts = ev->ts, end = ev->call.end_ns, s_end = end;
+	struct { int32_t tid; uint64_t ns; } wk[4];
+	uint32_t k, i, nwk = 0;
+	int covered = 0;
+
+	memset(cs, 0, sizeof(*cs));
+	for (k = 0; k < t->len; k++) {
+		const struct stretch *s = &t->ring[(t->head + t->cap - k) % t->cap];
+		uint64_t lo = s->start > ts ? s->start : ts, hi = s_end < end ? s_end : end, ov;
+		unsigned kind = s->kind == KIND_PENDING ? INGERO_SPLIT_ONCPU : s->kind;
+
+		ov = hi > lo ? hi - lo : 0;
+		cs->ns[kind] += ov;
+		if (ov && is_runnable(kind))
+			for (i = 0; i < s->ncul; i++)
+				add_culprit(cs, s->cul[i].tid, s->cpu, scale(s->cul[i].ns, ov, s_end - s->start));
+		if (ov && kind == INGERO_SPLIT_BLOCKED && s->who > 0) {
+			for (i = 0; i < nwk && wk[i].tid != s->who; i++)
+				;
+			if (i == nwk && nwk < 4)
+				wk[nwk++] = (typeof(wk[0])){ s->who, 0 };
+			if (i < nwk)
+				wk[i].ns += ov;
+		}
+		if (s->start <= ts) {
+			covered = 1;
+			break;
+		}
+		s_end = s->start;
+	}
+	if (!covered) {
+		cs->ns[INGERO_SPLIT_UNKNOWN] += s_end - ts;
+		a->uncovered_calls++;
+		if (t->cap < RING_MAX)
+			ring_resize(t, t->cap * 2);
+	}
+	for (i = 0; i < nwk; i++)
+		if (wk[i].ns > cs->waker_ns) {
+			cs->waker = wk[i].tid;
+			cs->waker_ns = wk[i].ns;
+		}
+	cs->lossy = call_lossy(a, ts, end);
+}
+
+static struct row *row_get(struct ingero_analysis *a, uint32_t api, int nested)
+{
+	struct row **slot = &a->rows[2 * api + !!nested], *r = *slot;
+
+	if (r)
+		return r;
+	r = calloc(1, sizeof(*r));
+	if (!r || !(r->sketch = calloc(SKETCH_BUCKETS, sizeof(*r->sketch))) ||
+	    (!nested && !(r->cls = calloc(CLASSES, sizeof(*r->cls))))) {
+		if (r)
+			free(r->sketch);
+		free(r);
+		return NULL;
+	}
+	r->min = UINT64_MAX;
+	*slot = r;
+	return r;
+}
+
+static int blame_add(struct ingero_analysis *a, uint64_t key, uint64_t ns, uint32_t cpu)
+{
+	struct blame *b = amap_put(&a->blames, key, NULL);
+
+	if (!b)
+		return -1;
+	b->ns += ns;
+	b->calls++;
+	b->cpus |= 1ULL << (cpu < 63 ? cpu : 63);
+	return 0;
+}
+
+/* An outermost call: its class, what its culprits took, who woke it, and its thread's totals. */
+static int account_outer(struct ingero_analysis *a, struct thread *t, struct row *r,
+			 const struct ingero_call *c, uint64_t dur, const struct call_split *cs)
+{
+	uint32_t cls = sketch_bucket(dur) >> CLASS_SHIFT, i;
+	struct cls *k = &r->cls[cls];
+
+	k->calls++;
+	k->sum_ns += dur;
+	k->lossy += cs->lossy;
+	for (i = 0; i < INGERO_NR_SPLITS; i++) {
+		k->split[i] += cs->ns[i];
+		t->call_split[i] += cs->ns[i];
+	}
+	t->calls++;
+	t->call_ns += dur;
+	a->traced_ns += dur;
+	for (i = 0; i < cs->ncul; i++) {
+		struct interferer *f = interferer_get(a, cs->cul[i].tid);
+
+		if (!f || blame_add(a, blame_key(c->api, cls, 0, cs->cul[i].tid), cs->cul[i].ns, cs->cul[i].cpu))
+			return -1;
+		f->in_calls_ns += cs->cul[i].ns;
+	}
+	if (cs->waker && blame_add(a, blame_key(c->api, cls, 1, cs->waker), cs->waker_ns, c->cpu))
+		return -1;
+	return 0;
+}
+
+static int on_call(struct ingero_analysis *a, const struct ingero_event *ev)
+{
+	const struct ingero_call *c = &ev->call;
+	uint64_t dur = c->end_ns > ev->ts ? c->end_ns - ev->ts : 0;
+	struct thread *t = thread_get(a, (int32_t)c->tid);
+	struct call_split cs;
+	struct row *r;
+	uint32_t i;
+
+	if (!t || c->api >= a->opts.napis)
+		return t ? 0 : -1;
+	t->pid = c->pid;
+	if (mark_traced(a, t))
+		return -1;
+	if ((a->opts.tid && (int32_t)c->tid != a->opts.tid) || (a->opts.api >= 0 && c->api != (uint32_t)a->opts.api))
+		return 0;
+	mem_call(a, t, c, in_window(a, ev->ts));
+	if (!in_window(a, ev->ts))
+		return 0;
+	r = row_get(a, c->api, c->parent != 0);
+	if (!r)
+		return -1;
+	split_call(a, t, ev, &cs);
+	r->calls++;
+	r->total += dur;
+	r->lossy += cs.lossy;
+	if (dur < r->min)
+		r->min = dur;
+	if (dur > r->max)
+		r->max = dur;
+	sketch_add(r->sketch, dur);
+	for (i = 0; i < INGERO_NR_SPLITS; i++)
+		r->split[i] += cs.ns[i];
+	if (c->ret) {
+		uint64_t *n = amap_put(&a->errors, (uint64_t)(2 * c->api + (c->parent != 0)) << 32 | (uint32_t)c->ret, NULL);
+
+		if (!n)
+			return -1;
+		++*n;
+		r->errors++;
+	}
+	return c->parent ? 0 : account_outer(a, t, r, c, dur, &cs);
+}
+
+void threads_close(struct ingero_analysis *a)
+{
+	struct thread **t;
+	size_t pos = 0;
+	uint64_t key;
+
+	while ((t = amap_next(&a->threads, &pos, &key)))
+		if ((*t)->ring[(*t)->head].start < a->last_key)
+			close_stretch(a, *t, &(*t)->ring[(*t)->head], a->last_key);
+}
+
+int ingero_analysis_add(struct ingero_analysis *a, const struct ingero_event *ev)
+{
+	uint64_t key = ingero_event_key(ev);
+
+	if (ev->stream >= INGERO_NR_STREAMS)
+		return 0;
+	if (!a->started) {
+		a->started = 1;
+		if (!a->opts.start_ns)
+			a->origin = ev->ts;
+	}
+	a->events[ev->stream]++;
+	if (key > a->last_key)
+		a->last_key = key;
+	switch (ev->stream) {
+	case INGERO_STREAM_CALL:
+		return on_call(a, ev);
+	case INGERO_STREAM_OPEN:
+		return on_open(a, ev);
+	case INGERO_STREAM_SWITCH:
+		return on_switch(a, ev);
+	case INGERO_STREAM_WAKEUP:
+		return on_wakeup(a, ev);
+	case INGERO_STREAM_TASK:
+		return on_task(a, ev);
+	case INGERO_STREAM_LOST:
+		return on_lost(a, ev);
+	case INGERO_STREAM_LIB:
+		return on_lib(a, ev);
+	}
+	return 0;
+}
+
+struct ingero_analysis *ingero_analysis_new(const struct ingero_analysis_opts *opts)
+{
+	struct ingero_analysis *a = calloc(1, sizeof(*a));
+	uint32_t i, n = opts->napis;
+
+	if (!a)
+		return NULL;
+	a->opts = *opts;
+	a->origin = opts->start_ns;
+	a->rows = calloc(2 * n + 1, sizeof(*a->rows));
+	a->size_arg = calloc(n + 1, sizeof(*a->size_arg));
+	a->ptr_arg = calloc(n + 1, sizeof(*a->ptr_arg));
+	a->mem_apis = calloc(n + 1, sizeof(*a->mem_apis));
+	if (!a->rows || !a->size_arg || !a->ptr_arg || !a->mem_apis ||
+	    amap_init(&a->threads, sizeof(struct thread *), 1024) ||
+	    amap_init(&a->blames, sizeof(struct blame), 1024) ||
+	    amap_init(&a->interferers, sizeof(struct interferer), 256) ||
+	    amap_init(&a->errors, sizeof(uint64_t), 64) ||
+	    amap_init(&a->live, sizeof(struct live_alloc), 1024)) {
+		error_errno("cannot set up the analysis");
+		ingero_analysis_free(a);
+		return NULL;
+	}
+	for (i = 0; i < n; i++) {
+		a->size_arg[i] = ingero_api_arg(&opts->apis[i], INGERO_ARG_SIZE);
+		a->ptr_arg[i] = ingero_api_arg(&opts->apis[i], INGERO_ARG_DEVPTR);
+		a->mem_apis[i].api = i;
+	}
+	return a;
+}
+
+void ingero_analysis_free(struct ingero_analysis *a)
+{
+	struct ingero_analysis_result *res;
+	struct thread **t;
+	size_t pos = 0;
+	uint64_t key;
+	uint32_t i;
+
+	if (!a)
+		return;
+	while (a->threads.keys && (t = amap_next(&a->threads, &pos, &key))) {
+		free((*t)->ring);
+		free(*t);
+	}
+	for (i = 0; a->rows && i < 2 * a->opts.napis; i++)
+		if (a->rows[i]) {
+			free(a->rows[i]->sketch);
+			free(a->rows[i]->cls);
+			free(a->rows[i]);
+		}
+	for (i = 0; i < a->ncpus; i++)
+		free(a->cpus[i]);
+	amap_release(&a->threads);
+	amap_release(&a->blames);
+	amap_release(&a->interferers);
+	amap_release(&a->errors);
+	amap_release(&a->live);
+	res = &a->result;
+	free(res->apis);
+	free(res->chains);
+	free(res->interferers);
+	free(res->threads);
+	free(res->errors);
+	free(a->mem.apis);
+	free(a->mem.unfreed);
+	free(a->mem.timeline);
+	free(a->cpus);
+	free(a->rows);
+	free(a->size_arg);
+	free(a->ptr_arg);
+	free(a->mem_apis);
+	free(a->lost);
+	free(a->open);
+	free(a->libs);
+	free(a);
+}
+
+const char *ingero_split_name(enum ingero_split s)
+{
+	static const char *const names[INGERO_NR_SPLITS] = {
+		[INGERO_SPLIT_ONCPU] = "oncpu",
+		[INGERO_SPLIT_PREEMPTED] = "preempted",
+		[INGERO_SPLIT_BLOCKED] = "blocked",
+		[INGERO_SPLIT_WAIT] = "wait",
+		[INGERO_SPLIT_YIELD] = "yield",
+		[INGERO_SPLIT_UNKNOWN] = "unknown",
+	};
+
+	return s < INGERO_NR_SPLITS ? names[s] : "?";
+}

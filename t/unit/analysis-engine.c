@@ -1,0 +1,378 @@
+/*
+ * The analysis engine on event sequences built here with known answers:
+ * preemption, wakeup delay, sleeps in a sync, memory with nesting, losses.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "tap.h"
+#include "../../lib/analysis.h"
+#include "../../lib/trace.h"
+
+enum { LAUNCH, SYNC, MALLOC, MEMALLOC, FREE, NAPIS };
+
+static const struct ingero_api apis[NAPIS] = {
+	[LAUNCH] = { "cudaLaunchKernel", "cudart", "launch", "cudaError_t", INGERO_ROLE_LAUNCH, 1,
+		     { { "const void *", "func", INGERO_ARG_PTR } } },
+	[SYNC] = { "cudaStreamSynchronize", "cudart", "sync", "cudaError_t", INGERO_ROLE_SYNC, 1,
+		   { { "cudaStream_t", "stream", INGERO_ARG_STREAM } } },
+	[MALLOC] = { "cudaMalloc", "cudart", "alloc", "cudaError_t", INGERO_ROLE_ALLOC, 2,
+		     { { "void **", "devPtr", INGERO_ARG_OUT_DEVPTR }, { "size_t", "size", INGERO_ARG_SIZE } } },
+	[MEMALLOC] = { "cuMemAlloc_v2", "cuda", "alloc", "CUresult", INGERO_ROLE_ALLOC, 2,
+		       { { "CUdeviceptr *", "dptr", INGERO_ARG_OUT_DEVPTR }, { "size_t", "bytesize", INGERO_ARG_SIZE } } },
+	[FREE] = { "cudaFree", "cudart", "alloc", "cudaError_t", INGERO_ROLE_FREE, 1,
+		   { { "void *", "devPtr", INGERO_ARG_DEVPTR } } },
+};
+
+#define MAX_EVENTS 4096
+static struct ingero_event evs[MAX_EVENTS];
+static size_t nevs;
+static uint64_t next_id = 1;
+
+static struct ingero_event *push(uint32_t stream, uint64_t ts)
+{
+	struct ingero_event *e = &evs[nevs++];
+
+	memset(e, 0, sizeof(*e));
+	e->stream = stream;
+	e->ts = ts;
+	return e;
+}
+
+static uint64_t call(uint32_t api, int32_t tid, uint64_t ts, uint64_t end, uint64_t parent,
+		     uint64_t a0, uint64_t a1, uint64_t out, uint64_t ret)
+{
+	struct ingero_event *e = push(INGERO_STREAM_CALL, ts);
+
+	e->call = (struct ingero_call){ .end_ns = end, .id = next_id++, .parent = parent, .pid = 100,
+					.tid = (uint32_t)tid, .api = api, .args = { a0, a1 }, .out = out, .ret = ret };
+	return e->call.id;
+}
+
+static void sw(uint64_t ts, uint32_t cpu, int32_t prev, uint32_t state, int32_t next)
+{
+	static const char *const comms[] = { "swapper/0", "app", "hog", "journald", "gpu", "other" };
+	struct ingero_event *e = push(INGERO_STREAM_SWITCH, ts);
+
+	e->sw = (struct ingero_switch){ .cpu = cpu, .prev_tid = prev, .next_tid = next, .prev_state = state,
+					.prev_comm = comms[prev / 100], .next_comm = comms[next / 100] };
+}
+
+static void wake(uint64_t ts, uint32_t cpu, int32_t waker, int32_t wakee, uint32_t target)
+{
+	struct ingero_event *e = push(INGERO_STREAM_WAKEUP, ts);
+
+	e->wakeup = (struct ingero_wakeup){ .cpu = cpu, .target_cpu = target, .waker_tid = waker, .wakee_tid = wakee };
+}
+
+static int by_key(const void *x, const void *y)
+{
+	const struct ingero_event *p = x, *q = y;
+	uint64_t a = ingero_event_key(p), b = ingero_event_key(q);
+
+	return a < b ? -1 : a > b ? 1 : p < q ? -1 : p > q;
+}
+
+static struct ingero_analysis *an;
+
+/* Feeds what was pushed in the reader's order; the report lives until the next run(). */
+static const struct ingero_analysis_result *run_with(const struct ingero_analysis_opts *o)
+{
+	size_t i;
+
+	ingero_analysis_free(an);
+	qsort(evs, nevs, sizeof(evs[0]), by_key);
+	an = ingero_analysis_new(o);
+	for (i = 0; i < nevs; i++)
+		if (ingero_analysis_add(an, &evs[i]))
+			return NULL;
+	nevs = 0;
+	next_id = 1;
+	return ingero_analysis_finish(an);
+}
+
+static const struct ingero_analysis_result *run(void)
+{
+	struct ingero_analysis_opts o = { .apis = apis, .napis = NAPIS, .api = -1 };
+
+	return run_with(&o);
+}
+
+static const struct ingero_analysis_api *row(const struct ingero_analysis_result *r, uint32_t api, int nested)
+{
+	uint32_t i;
+
+	for (i = 0; i < r->napis; i++)
+		if (r->apis[i].api == api && r->apis[i].nested == nested)
+			return &r->apis[i];
+	return NULL;
+}
+
+static int near(uint64_t got, uint64_t want)
+{
+	double d = (double)got - (double)want;
+
+	return (d < 0 ? -d : d) <= want * (1.0 / 128) + 1;
+}
+
+/* Twenty 10 us launches on CPU 0; the eighth is preempted by hog for 40 us. */
+static void test_preemption(void)
+{
+	const struct ingero_analysis_result *r;
+	const struct ingero_analysis_api *a;
+	const struct ingero_analysis_chain *c;
+	uint64_t t0 = 1000000;
+	int i;
+
+	sw(t0 - 1000, 0, 0, 0, 101);
+	for (i = 0; i < 20; i++) {
+		uint64_t ts = t0 + i * 100000, end = ts + 10000;
+
+		if (i == 7) {
+			sw(ts + 3000, 0, 101, INGERO_STATE_PREEMPTED, 200);
+			sw(ts + 43000, 0, 200, INGERO_STATE_SLEEPING, 101);
+			end += 40000;
+		}
+		call(LAUNCH, 101, ts, end, 0, 0, 0, 0, 0);
+	}
+	r = run();
+	a = row(r, LAUNCH, 0);
+	ok(a, "a row for the launches");
+	if (!a)
+		return;
+	is_u64(a->calls, 20, "20 calls");
+	is_u64(a->total_ns, 19 * 10000 + 50000, "total time");
+	is_u64(a->split_ns[INGERO_SPLIT_PREEMPTED], 40000, "40 us preempted");
+	is_u64(a->split_ns[INGERO_SPLIT_ONCPU], 200000, "the rest on CPU");
+	is_u64(a->max_ns, 50000, "max");
+	ok(near(a->p50_ns, 10000), "p50 within the stated bound (%llu)", (unsigned long long)a->p50_ns);
+	is_u64(a->p99_ns, 50000, "p99 is the preempted call");
+	is_u64(r->nchains, 1, "one chain");
+	c = &r->chains[0];
+	is_u64(c->cause, INGERO_CAUSE_PREEMPTED, "cause: preempted");
+	is_u64(c->severity, INGERO_SEVERITY_HIGH, "high: 40 of 240 us taken");
+	is_u64(c->nculprits, 1, "one culprit");
+	is_u64(c->culprits[0].task.tid, 200, "hog named");
+	is_u64(c->culprits[0].ns, 40000, "40 us taken");
+	is_u64(c->culprits[0].slow_calls, 1, "from one slow call");
+	ok(strstr(c->summary, "1 of the 1 calls >= ") && strstr(c->summary, "preempted on CPU 0 by hog (pid 200), 40.0 us each"),
+	   "verdict: %s", c->summary);
+	is_u64(r->ninterferers, 1, "one interferer");
+	is_u64(r->interferers[0].task.tid, 200, "hog");
+	is_u64(r->interferers[0].ns, 40000, "hog took 40 us");
+	is_u64(r->interferers[0].in_calls_ns, 40000, "all of it inside calls");
+	is_u64(r->interferers[0].preemptions, 1, "one preemption");
+	is_u64(r->interferers[0].longest_ns, 40000, "longest 40 us");
+	is_u64(r->interferers[0].napis, 1, "one API hit");
+	is_u64(r->interferers[0].apis[0].api, LAUNCH, "the launches");
+	is_u64(r->nthreads, 1, "one traced thread (hog is not)");
+	is_u64(r->threads[0].involuntary, 1, "one involuntary switch");
+	is_u64(r->threads[0].voluntary, 0, "no voluntary one");
+	is_u64(r->threads[0].max_delay_ns, 40000, "max delay 40 us");
+	is_u64(r->threads[0].max_delay_at, t0 + 7 * 100000 + 3000, "and when");
+	is_u64(r->threads[0].calls, 20, "calls of the thread");
+	is_u64(r->threads[0].run_ns, r->last_ns - (t0 - 1000) - 40000, "run time: all but the 40 us");
+}
+
+/* A sync that sleeps until the fake GPU thread wakes it; then, once, hog delays the woken thread. */
+static void test_sync_sleep(void)
+{
+	const struct ingero_analysis_result *r;
+	const struct ingero_analysis_api *a;
+	const struct ingero_analysis_chain *c;
+	uint64_t t0 = 2000000;
+	int i;
+
+	sw(t0 - 1000, 0, 0, 0, 101);
+	for (i = 0; i < 10; i++) {
+		uint64_t ts = t0 + i * 1000000;
+
+		sw(ts + 5000, 0, 101, INGERO_STATE_SLEEPING, 0);
+		wake(ts + 90000, 1, 400, 101, 0);
+		sw(ts + 93000, 0, 0, 0, 101);
+		call(SYNC, 101, ts, ts + 100000, 0, 0, 0, 0, 0);
+	}
+	r = run();
+	a = row(r, SYNC, 0);
+	ok(a, "a row for the syncs");
+	if (!a)
+		return;
+	is_u64(a->split_ns[INGERO_SPLIT_BLOCKED], 10 * 85000, "blocked 85 us each");
+	is_u64(a->split_ns[INGERO_SPLIT_WAIT], 10 * 3000, "3 us of wakeup delay each");
+	is_u64(a->split_ns[INGERO_SPLIT_PREEMPTED], 0, "never preempted");
+	is_u64(r->ninterferers, 0, "the idle CPU is no interference");
+	is_u64(r->nchains, 0, "all alike: no chain");
+
+	sw(t0 - 1000, 0, 0, 0, 101);
+	sw(t0 - 1000, 1, 0, 0, 400);
+	for (i = 0; i < 10; i++) {
+		uint64_t ts = t0 + i * 1000000, end = ts + 100000;
+
+		sw(ts + 5000, 0, 101, INGERO_STATE_SLEEPING, i == 3 ? 300 : 0);
+		if (i == 3)
+			wake(ts + 1000000 - 300000, 1, 400, 101, 0);
+		else
+			wake(ts + 90000, 1, 400, 101, 0);
+		if (i == 3) {
+			sw(ts + 700000 + 200000, 0, 300, INGERO_STATE_PREEMPTED, 101);
+			end = ts + 950000;
+		} else {
+			sw(ts + 93000, 0, 0, 0, 101);
+		}
+		call(SYNC, 101, ts, end, 0, 0, 0, 0, 0);
+	}
+	r = run();
+	c = r->nchains ? &r->chains[0] : NULL;
+	ok(c, "one slow sync: a chain");
+	if (!c)
+		return;
+	is_u64(c->cause, INGERO_CAUSE_GPU_WAIT, "it waited for the GPU: not interference");
+	is_u64(c->severity, INGERO_SEVERITY_INFO, "info");
+	is_u64(c->waker.tid, 400, "woken by the GPU thread");
+	is_u64(c->slow_split_ns[INGERO_SPLIT_BLOCKED], 695000, "blocked 695 us");
+	is_u64(c->slow_split_ns[INGERO_SPLIT_WAIT], 200000, "and delayed 200 us after the wakeup");
+	is_u64(c->nculprits, 1, "the delay has a culprit");
+	is_u64(c->culprits[0].task.tid, 300, "journald");
+	is_u64(c->culprits[0].ns, 200000, "200 us of it");
+	is_u64(r->interferers[0].delays, 1, "one delayed wakeup");
+	is_u64(r->interferers[0].preemptions, 0, "no preemption");
+	ok(strstr(c->summary, "woken by gpu (pid 400); waiting, not interference") != NULL, "verdict: %s", c->summary);
+}
+
+/* Two tasks share the CPU while the thread is runnable: each is blamed for its overlap only. */
+static void test_weighting(void)
+{
+	const struct ingero_analysis_result *r;
+	const struct ingero_analysis_api *a;
+	uint32_t i;
+
+	sw(500, 0, 0, 0, 101);
+	sw(2000, 0, 101, INGERO_STATE_PREEMPTED, 200);
+	sw(5000, 0, 200, INGERO_STATE_PREEMPTED, 500);
+	sw(6000, 0, 500, INGERO_STATE_SLEEPING, 101);
+	/* A yield is voluntary: runnable, but not a preemption. */
+	sw(8000, 0, 101, INGERO_STATE_RUNNING, 200);
+	sw(8500, 0, 200, INGERO_STATE_PREEMPTED, 101);
+	call(LAUNCH, 101, 1000, 10000, 0, 0, 0, 0, 0);
+	r = run();
+	a = row(r, LAUNCH, 0);
+	is_u64(a->split_ns[INGERO_SPLIT_PREEMPTED], 4000, "preempted 4 us");
+	is_u64(a->split_ns[INGERO_SPLIT_YIELD], 500, "yielded 0.5 us");
+	is_u64(a->split_ns[INGERO_SPLIT_ONCPU], 4500, "on CPU 4.5 us");
+	is_u64(r->ninterferers, 2, "two interferers");
+	for (i = 0; i < r->ninterferers; i++) {
+		const struct ingero_analysis_interferer *f = &r->interferers[i];
+
+		if (f->task.tid == 200) {
+			is_u64(f->ns, 3500, "hog: 3 us preempting, 0.5 us after the yield");
+			is_u64(f->preemptions, 1, "hog preempted once");
+		} else {
+			is_u64(f->task.tid, 500, "other");
+			is_u64(f->ns, 1000, "other: 1 us");
+			is_u64(f->preemptions, 0, "other preempted nothing");
+		}
+	}
+	is_u64(r->threads[0].voluntary, 1, "the yield is voluntary");
+	is_u64(r->threads[0].involuntary, 1, "the preemption is not");
+}
+
+/* cudaMalloc around cuMemAlloc_v2 counts once; frees; one never freed; failures count no bytes. */
+static void test_memory(void)
+{
+	const struct ingero_analysis_result *r;
+	const struct ingero_analysis_memory *m;
+	uint64_t outer;
+
+	/* The inner call returns first; its parent's id is the next one handed out. */
+	call(MEMALLOC, 101, 1100, 1900, 2, 0, 4096, 0x1000, 0);
+	outer = call(MALLOC, 101, 1000, 2000, 0, 0, 4096, 0x1000, 0);
+	call(MALLOC, 101, 3000, 4000, 0, 0, 8192, 0x2000, 0);
+	call(FREE, 101, 5000, 6000, 0, 0x1000, 0, 0, 0);
+	call(MALLOC, 101, 7000, 8000, 0, 0, 100, 0x3000, 0);
+	call(MALLOC, 101, 9000, 9500, 0, 0, 1 << 30, 0, 2);
+	call(FREE, 101, 10000, 10100, 0, 0, 0, 0, 0);
+	call(FREE, 101, 11000, 11100, 0, 0xdead, 0, 0, 0);
+	r = run();
+	m = &r->memory;
+	is_u64(outer, 2, "the outer call's id");
+	is_u64(m->alloc_calls, 4, "four allocations (the nested one is part of its parent)");
+	is_u64(m->alloc_bytes, 4096 + 8192 + 100, "bytes of the successful ones");
+	is_u64(m->free_calls, 3, "three frees");
+	is_u64(m->free_bytes, 4096, "one freed block");
+	is_u64(m->null_frees, 1, "cudaFree(NULL)");
+	is_u64(m->untracked_frees, 1, "a pointer never allocated in the trace");
+	is_u64(m->peak_bytes, 4096 + 8192, "peak");
+	is_u64(m->peak_at, 4000, "peak when the second block came back");
+	is_u64(m->live_bytes_end, 8192 + 100, "live at the end");
+	is_u64(m->nunfreed, 2, "two never freed");
+	if (m->nunfreed == 2) {
+		is_u64(m->unfreed[0].ptr, 0x2000, "first unfreed");
+		is_u64(m->unfreed[0].size, 8192, "its size");
+		is_u64(m->unfreed[1].ptr, 0x3000, "second unfreed");
+		is_u64(m->unfreed[1].api, MALLOC, "by cudaMalloc");
+	}
+	is_u64(m->napis, 2, "two memory APIs");
+	is_u64(m->apis[0].api, MALLOC, "cudaMalloc, not cuMemAlloc_v2");
+	is_u64(m->apis[0].allocs, 4, "its calls");
+	ok(row(r, MEMALLOC, 1) && row(r, MEMALLOC, 1)->calls == 1, "the driver call is a nested row");
+	is_u64(r->traced_ns, 1000 + 1000 + 1000 + 1000 + 500 + 100 + 100, "nested time counted once");
+	is_u64(r->nerrors, 1, "one error");
+	is_u64(r->errors[0].code, 2, "code 2");
+	is_u64(r->errors[0].api, MALLOC, "on cudaMalloc");
+}
+
+static void test_lost_and_open(void)
+{
+	const struct ingero_analysis_result *r;
+	struct ingero_event *e;
+
+	e = push(INGERO_STREAM_LOST, 5000);
+	e->lost = (struct ingero_lost){ .cpu = 1, .end_ns = 6000, .count = 42 };
+	e = push(INGERO_STREAM_LOST, 9000);
+	e->lost = (struct ingero_lost){ .cpu = 1, .end_ns = 9500, .count = 8 };
+	call(LAUNCH, 101, 1000, 2000, 0, 0, 0, 0, 0);
+	call(LAUNCH, 101, 5500, 7000, 0, 0, 0, 0, 0);
+	e = push(INGERO_STREAM_OPEN, 8000);
+	e->call = (struct ingero_call){ .end_ns = 20000, .id = 99, .tid = 101, .api = SYNC };
+	r = run();
+	is_u64(r->lost_total, 50, "50 lost");
+	is_u64(r->nlost, 1, "on one CPU");
+	is_u64(r->lost[0].records, 2, "in two records");
+	is_u64(r->lost[0].ns, 1500, "covering 1.5 us");
+	is_u64(row(r, LAUNCH, 0)->lossy_calls, 1, "one call on a lossy stretch");
+	is_u64(r->nopen, 1, "one call still open");
+	is_u64(r->open[0].api, SYNC, "the sync");
+	ok(!row(r, SYNC, 0), "an open call is not in the summary");
+}
+
+/* --from/--to and --tid: only what falls inside counts. */
+static void test_filters(void)
+{
+	struct ingero_analysis_opts o = { .apis = apis, .napis = NAPIS, .api = -1, .from_ns = 3000, .to_ns = 8000 };
+	const struct ingero_analysis_result *r;
+
+	call(LAUNCH, 101, 1000, 2000, 0, 0, 0, 0, 0);
+	call(LAUNCH, 101, 4000, 5000, 0, 0, 0, 0, 0);
+	call(LAUNCH, 102, 6000, 7000, 0, 0, 0, 0, 0);
+	call(LAUNCH, 101, 9000, 10000, 0, 0, 0, 0, 0);
+	r = run_with(&o);
+	is_u64(row(r, LAUNCH, 0)->calls, 2, "two calls in the window");
+	o.tid = 102;
+	call(LAUNCH, 101, 4000, 5000, 0, 0, 0, 0, 0);
+	call(LAUNCH, 102, 6000, 7000, 0, 0, 0, 0, 0);
+	r = run_with(&o);
+	is_u64(row(r, LAUNCH, 0)->calls, 1, "one of thread 102");
+	is_u64(r->nthreads, 1, "one thread shown");
+	is_u64(r->threads[0].task.tid, 102, "102");
+}
+
+int main(void)
+{
+	test_preemption();
+	test_sync_sleep();
+	test_weighting();
+	test_memory();
+	test_lost_and_open();
+	test_filters();
+	ingero_analysis_free(an);
+	return done_testing();
+}
