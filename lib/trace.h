@@ -53,6 +53,10 @@ struct ingero_reader;
 
 /* Opens a trace; free with ingero_reader_close(). NULL and errno on failure, with a message printed. */
 struct ingero_reader *ingero_reader_open(const char *path);
+/* The same on an open file descriptor, which stays the caller's; name is for messages. */
+struct ingero_reader *ingero_reader_open_fd(int fd, const char *name);
+/* 1 when the footer's index was read, 0 when it was missing and the blocks were found by scanning. */
+int ingero_reader_indexed(const struct ingero_reader *r);
 const struct ingero_header *ingero_reader_header(const struct ingero_reader *r);
 /* Only the streams in mask (bit 1 << stream) are returned; the others are not decoded. */
 void ingero_reader_streams(struct ingero_reader *r, uint32_t mask);
@@ -60,7 +64,7 @@ void ingero_reader_streams(struct ingero_reader *r, uint32_t mask);
 int ingero_reader_next(struct ingero_reader *r, struct ingero_event *ev);
 /* The next ingero_reader_next() returns the first event whose key is at least ts. */
 int ingero_reader_seek(struct ingero_reader *r, uint64_t ts);
-/* Where and what the damage is: "block 12 at offset 40960: checksum mismatch". */
+/* Where and what the damage is: "block 12 at offset 40960: checksum mismatch"; "" when none. */
 const char *ingero_reader_error(const struct ingero_reader *r);
 /* Counts from the index (or from a scan when the file has none). */
 int ingero_reader_stats(struct ingero_reader *r, struct ingero_trace_stats *st);

@@ -1,0 +1,411 @@
+/*
+ * The column codecs of a block: predicted deltas, dictionaries and run
+ * lengths, with the code width chosen per block. Both directions share the
+ * predictor so that the writer and the reader cannot drift apart.
+ */
+#include <stdlib.h>
+#include "format.h"
+#include "../lib/error.h"
+
+#define NO_EVENT UINT32_MAX
+#define DICT_SLOTS (2 * BLOCK_MAX_EVENTS)
+
+int buf_grow(struct buf *b, size_t more)
+{
+	size_t want = b->len + more;
+	uint8_t *p;
+
+	if (want <= b->alloc)
+		return 0;
+	if (want < b->alloc * 2)
+		want = b->alloc * 2;
+	p = realloc(b->data, want);
+	if (!p)
+		return error_errno("cannot grow a buffer to %zu bytes", want);
+	b->data = p;
+	b->alloc = want;
+	return 0;
+}
+
+void buf_release(struct buf *b)
+{
+	free(b->data);
+	memset(b, 0, sizeof(*b));
+}
+
+int column_scratch_init(struct column_scratch *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->codes = malloc(BLOCK_MAX_EVENTS * sizeof(*s->codes));
+	s->last = malloc(BLOCK_MAX_EVENTS * sizeof(*s->last));
+	s->dict = malloc(BLOCK_MAX_EVENTS * sizeof(*s->dict));
+	s->slot_val = malloc(DICT_SLOTS * sizeof(*s->slot_val));
+	s->slot_idx = malloc(DICT_SLOTS * sizeof(*s->slot_idx));
+	s->slot_gen = calloc(DICT_SLOTS, sizeof(*s->slot_gen));
+	if (!s->codes || !s->last || !s->dict || !s->slot_val || !s->slot_idx || !s->slot_gen) {
+		column_scratch_release(s);
+		return error_errno("cannot allocate column buffers");
+	}
+	return 0;
+}
+
+void column_scratch_release(struct column_scratch *s)
+{
+	free(s->codes);
+	free(s->last);
+	free(s->dict);
+	free(s->slot_val);
+	free(s->slot_idx);
+	free(s->slot_gen);
+	memset(s, 0, sizeof(*s));
+}
+
+static unsigned varint_len(uint64_t v)
+{
+	unsigned n = 1;
+
+	while (v >= 0x80) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
+static uint8_t *put_varint(uint8_t *p, uint64_t v)
+{
+	while (v >= 0x80) {
+		*p++ = (uint8_t)v | 0x80;
+		v >>= 7;
+	}
+	*p++ = (uint8_t)v;
+	return p;
+}
+
+/* The smallest fixed width that holds max, or 0 (varint) where varints are much smaller. */
+static unsigned pick_width(const uint64_t *codes, uint32_t n, size_t *size)
+{
+	uint64_t max = 0, vsize = 0;
+	unsigned w;
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		max |= codes[i];
+		vsize += varint_len(codes[i]);
+	}
+	w = max < 0x100 ? 1 : max < 0x10000 ? 2 : max < 0x100000000ull ? 4 : 8;
+	if (vsize * 4 < (uint64_t)n * w * 3) {
+		*size = vsize;
+		return 0;
+	}
+	*size = (size_t)n * w;
+	return w;
+}
+
+static uint8_t *put_codes(uint8_t *p, const uint64_t *codes, uint32_t n, unsigned w)
+{
+	uint32_t i;
+
+	switch (w) {
+	case 0:
+		for (i = 0; i < n; i++)
+			p = put_varint(p, codes[i]);
+		return p;
+	case 1:
+		for (i = 0; i < n; i++)
+			*p++ = (uint8_t)codes[i];
+		return p;
+	case 2:
+		for (i = 0; i < n; i++, p += 2)
+			put_u16(p, (uint16_t)codes[i]);
+		return p;
+	case 4:
+		for (i = 0; i < n; i++, p += 4)
+			put_u32(p, (uint32_t)codes[i]);
+		return p;
+	default:
+		for (i = 0; i < n; i++, p += 8)
+			put_u64(p, codes[i]);
+		return p;
+	}
+}
+
+/* Reads n codes of width w from p[0..len); NULL or what is wrong. */
+static const char *get_codes(const uint8_t *p, size_t len, uint64_t *codes, uint32_t n, unsigned w)
+{
+	const uint8_t *end = p + len;
+	uint32_t i;
+
+	if (w != 0 && len != (size_t)n * w)
+		return "column length does not match its width";
+	switch (w) {
+	case 0:
+		for (i = 0; i < n; i++) {
+			uint64_t v = 0;
+			unsigned shift = 0;
+
+			for (;;) {
+				if (p == end || shift > 63)
+					return "bad varint";
+				v |= (uint64_t)(*p & 0x7f) << shift;
+				if (!(*p++ & 0x80))
+					break;
+				shift += 7;
+			}
+			codes[i] = v;
+		}
+		return p == end ? NULL : "column has trailing bytes";
+	case 1:
+		for (i = 0; i < n; i++)
+			codes[i] = p[i];
+		return NULL;
+	case 2:
+		for (i = 0; i < n; i++)
+			codes[i] = get_u16(p + 2 * i);
+		return NULL;
+	case 4:
+		for (i = 0; i < n; i++)
+			codes[i] = get_u32(p + 4 * i);
+		return NULL;
+	case 8:
+		for (i = 0; i < n; i++)
+			codes[i] = get_u64(p + 8 * i);
+		return NULL;
+	default:
+		return "bad column width";
+	}
+}
+
+/*
+ * With PRED_ZERO, 0 is coded 0; a non-zero value's zigzag delta z skips the
+ * one delta that would mean 0 (z0), so the codes stay a bijection on 64 bits.
+ */
+static inline uint64_t code_of(uint64_t v, uint64_t pred, unsigned flags)
+{
+	uint64_t z = zigzag(v - pred), z0;
+
+	if (!(flags & PRED_ZERO))
+		return z;
+	if (!v)
+		return 0;
+	z0 = zigzag(-pred);
+	return z < z0 ? z + 1 : z;
+}
+
+static inline uint64_t value_of(uint64_t c, uint64_t pred, unsigned flags)
+{
+	uint64_t z0;
+
+	if (!(flags & PRED_ZERO))
+		return pred + unzigzag(c);
+	if (!c)
+		return 0;
+	z0 = zigzag(-pred);
+	return pred + unzigzag(c <= z0 ? c - 1 : c);
+}
+
+/*
+ * The delta codec in one loop for both directions: encode turns vals[c]
+ * into codes, decode the reverse, with the same predictions.
+ */
+static void delta_run(const struct column_def *cols, unsigned c, uint64_t *const *vals,
+		      uint32_t *const *keyidx, uint32_t keyn, uint32_t n, uint64_t base,
+		      uint64_t *codes, uint32_t *last, int decode)
+{
+	const struct column_def *d = &cols[c];
+	uint64_t *v = vals[c];
+	const uint64_t *src = vals[d->src == COL_NONE ? c : d->src];
+	uint32_t i;
+
+	if (d->flags & PRED_SAME) {
+		for (i = 0; i < n; i++) {
+			if (decode)
+				v[i] = value_of(codes[i], src[i], d->flags);
+			else
+				codes[i] = code_of(v[i], src[i], d->flags);
+		}
+	} else if (d->key != COL_NONE) {
+		const uint32_t *k = keyidx[d->key];
+
+		for (i = 0; i < keyn; i++)
+			last[i] = NO_EVENT;
+		for (i = 0; i < n; i++) {
+			uint32_t j = last[k[i]];
+			uint64_t pred = j == NO_EVENT ? base : src[j];
+
+			if (decode)
+				v[i] = value_of(codes[i], pred, d->flags);
+			else
+				codes[i] = code_of(v[i], pred, d->flags);
+			last[k[i]] = i;
+		}
+	} else {
+		uint64_t pred = base;
+
+		for (i = 0; i < n; i++) {
+			if (decode)
+				v[i] = value_of(codes[i], pred, d->flags);
+			else
+				codes[i] = code_of(v[i], pred, d->flags);
+			pred = src[i];
+		}
+	}
+}
+
+static inline uint32_t hash64(uint64_t v)
+{
+	v *= 0x9e3779b97f4a7c15ull;
+	return (uint32_t)(v >> 40);
+}
+
+/* Fills s->dict with the distinct values in order of appearance, codes with their indexes. */
+static uint32_t dict_build(const uint64_t *v, uint32_t n, struct column_scratch *s, uint32_t *idx)
+{
+	uint32_t i, nd = 0, gen = ++s->gen;
+
+	if (!gen) {
+		memset(s->slot_gen, 0, DICT_SLOTS * sizeof(*s->slot_gen));
+		gen = s->gen = 1;
+	}
+	for (i = 0; i < n; i++) {
+		uint32_t h = hash64(v[i]) & (DICT_SLOTS - 1);
+
+		while (s->slot_gen[h] == gen && s->slot_val[h] != v[i])
+			h = (h + 1) & (DICT_SLOTS - 1);
+		if (s->slot_gen[h] != gen) {
+			s->slot_gen[h] = gen;
+			s->slot_val[h] = v[i];
+			s->slot_idx[h] = nd;
+			s->dict[nd++] = v[i];
+		}
+		idx[i] = s->slot_idx[h];
+		s->codes[i] = idx[i];
+	}
+	return nd;
+}
+
+static uint32_t rle_build(const uint64_t *v, uint32_t n, uint8_t *p)
+{
+	uint32_t i = 0, runs = 0;
+
+	while (i < n) {
+		uint32_t j = i + 1;
+
+		while (j < n && v[j] == v[i])
+			j++;
+		if (p) {
+			put_u64(p, v[i]);
+			put_u32(p + 8, j - i);
+			p += 12;
+		}
+		runs++;
+		i = j;
+	}
+	return runs;
+}
+
+int column_encode(struct buf *out, const struct column_def *cols, unsigned c,
+		  uint64_t *const *vals, uint32_t **keyidx, uint32_t *keyn, uint32_t n,
+		  struct column_scratch *s)
+{
+	const struct column_def *d = &cols[c];
+	uint64_t base = 0;
+	uint32_t nd = 0;
+	unsigned w = 0;
+	size_t size = 0, head = COLUMN_HEADER_SIZE;
+	uint8_t *p;
+
+	switch (d->enc) {
+	case ENC_DELTA:
+		if (!(d->flags & PRED_SAME))
+			base = n ? vals[d->src == COL_NONE ? c : d->src][0] : 0;
+		delta_run(cols, c, vals, keyidx, d->key == COL_NONE ? 0 : keyn[d->key], n, base,
+			  s->codes, s->last, 0);
+		w = pick_width(s->codes, n, &size);
+		break;
+	case ENC_DICT:
+		nd = keyn[c] = dict_build(vals[c], n, s, keyidx[c]);
+		w = pick_width(s->codes, n, &size);
+		head += 4 + 8 * (size_t)nd;
+		break;
+	case ENC_RLE:
+		size = 12 * (size_t)rle_build(vals[c], n, NULL);
+		head += 4;
+		break;
+	default:
+		BUG("column '%s' has encoding %d", d->name, d->enc);
+	}
+	if (buf_grow(out, head + size))
+		return -1;
+	p = out->data + out->len;
+	put_u16(p, (uint16_t)c);
+	p[2] = d->enc;
+	p[3] = (uint8_t)w;
+	put_u32(p + 4, (uint32_t)(head - COLUMN_HEADER_SIZE + size));
+	put_u64(p + 8, base);
+	p += COLUMN_HEADER_SIZE;
+	if (d->enc == ENC_RLE) {
+		put_u32(p, rle_build(vals[c], n, p + 4));
+	} else {
+		if (d->enc == ENC_DICT) {
+			uint32_t i;
+
+			put_u32(p, nd);
+			for (i = 0; i < nd; i++)
+				put_u64(p + 4 + 8 * i, s->dict[i]);
+			p += 4 + 8 * (size_t)nd;
+		}
+		put_codes(p, s->codes, n, w);
+	}
+	out->len += head + size;
+	return 0;
+}
+
+const char *column_decode(const uint8_t *rec, size_t len, const struct column_def *cols, unsigned c,
+			  uint64_t **vals, uint32_t **keyidx, uint32_t *keyn, uint32_t n,
+			  struct column_scratch *s)
+{
+	const struct column_def *d = &cols[c];
+	unsigned w = rec[3];
+	uint64_t base = get_u64(rec + 8), *v = vals[c];
+	const uint8_t *p = rec + COLUMN_HEADER_SIZE;
+	const char *err;
+	uint32_t i, nd, runs;
+
+	len -= COLUMN_HEADER_SIZE;
+	switch (d->enc) {
+	case ENC_DELTA:
+		if ((err = get_codes(p, len, s->codes, n, w)))
+			return err;
+		delta_run(cols, c, vals, keyidx, d->key == COL_NONE ? 0 : keyn[d->key], n, base,
+			  s->codes, s->last, 1);
+		return NULL;
+	case ENC_DICT:
+		if (len < 4 || (nd = get_u32(p)) > n || len - 4 < 8 * (size_t)nd)
+			return "bad dictionary";
+		if ((err = get_codes(p + 4 + 8 * (size_t)nd, len - 4 - 8 * (size_t)nd, s->codes, n, w)))
+			return err;
+		for (i = 0; i < n; i++) {
+			if (s->codes[i] >= nd)
+				return "dictionary index out of range";
+			keyidx[c][i] = (uint32_t)s->codes[i];
+			v[i] = get_u64(p + 4 + 8 * s->codes[i]);
+		}
+		keyn[c] = nd;
+		return NULL;
+	case ENC_RLE:
+		if (len < 4 || (runs = get_u32(p)) > n || len != 4 + 12 * (size_t)runs)
+			return "bad run lengths";
+		for (p += 4, i = 0; runs--; p += 12) {
+			uint64_t val = get_u64(p);
+			uint32_t run = get_u32(p + 8);
+
+			if (!run || run > n - i)
+				return "run lengths do not add up";
+			while (run--)
+				v[i++] = val;
+		}
+		return i == n ? NULL : "run lengths do not add up";
+	default:
+		return "unknown encoding";
+	}
+}

@@ -1,0 +1,141 @@
+/*
+ * The .ing.zst layout shared by the writer and the reader: section tags,
+ * sizes, limits and the column tables. Documentation/ingero-format.5 is the spec.
+ */
+#ifndef INGERO_FORMAT_H
+#define INGERO_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include "../lib/event.h"
+
+#define FORMAT_MAJOR 1
+#define FORMAT_MINOR 0
+#define FORMAT_MAGIC "INGERO\x1a\n"
+#define FORMAT_MAGIC_LEN 8
+
+/* Every frame decompresses to one section: tag, length, block number, CRC32C. */
+#define SECTION_HEADER_SIZE 16
+#define TAG_HEADER 0x48474e49u	/* "INGH" */
+#define TAG_STRINGS 0x53474e49u	/* "INGS" */
+#define TAG_BLOCK 0x42474e49u	/* "INGB" */
+#define TAG_INDEX 0x58474e49u	/* "INGX" */
+
+#define BLOCK_HEADER_SIZE 32
+#define COLUMN_HEADER_SIZE 16
+#define INDEX_ENTRY_SIZE 48
+#define INDEX_HEAD_SIZE 8
+
+/* The footer: a skippable zstd frame, found from the end by its trailer. */
+#define SKIPPABLE_MAGIC 0x184d2a5au
+#define SKIPPABLE_MASK 0xfffffff0u
+#define SKIPPABLE_BASE 0x184d2a50u
+#define TRAILER_MAGIC "INGIDX01"
+#define TRAILER_SIZE 16
+
+/* What a writer produces and a reader accepts: the bounds on hostile input. */
+#define BLOCK_MAX_EVENTS 16384
+#define SECTION_MAX (64u << 20)
+#define HEADER_MAX (16u << 20)
+#define STRING_MAX 65535u
+#define STRINGS_MAX_BYTES (256u << 20)
+#define STRINGS_MAX_COUNT (1u << 24)
+#define MAX_COLUMNS 32
+#define MAX_STREAMS 64
+#define MAX_APIS 65536
+#define INDEX_MAX_ENTRIES (1u << 22)
+#define CHECKPOINT_NS 1000000000ull
+
+enum index_kind { INDEX_STRINGS = 1, INDEX_BLOCK = 2 };
+
+enum column_type { TYPE_U32 = 1, TYPE_I32 = 2, TYPE_U64 = 3, TYPE_STRING = 4 };
+
+/*
+ * delta: code = zigzag(value - prediction), the prediction being the src
+ * column's value at the last event with the same key (or the previous
+ * event, without a key; or this event, with PRED_SAME). dict: an index into
+ * the block's table of values. rle: (value, run) pairs.
+ */
+enum column_encoding { ENC_DELTA = 1, ENC_DICT = 2, ENC_RLE = 3 };
+#define PRED_ZERO 0x1	/* 0 is coded as 0 and the other codes move up by one */
+#define PRED_SAME 0x2	/* predict from src at the same event */
+#define COL_NONE 0xffff
+
+struct column_def {
+	const char *name, *unit;
+	uint8_t type, enc, flags;
+	uint16_t key, src;	/* column indexes or COL_NONE */
+	uint16_t off;		/* in struct ingero_event */
+};
+
+struct stream_def {
+	const char *name;
+	const struct column_def *cols;
+	uint16_t ncols, sortkey;
+};
+
+extern const struct stream_def stream_defs[INGERO_NR_STREAMS];
+
+static inline void put_u16(uint8_t *p, uint16_t v) { p[0] = v; p[1] = v >> 8; }
+static inline void put_u32(uint8_t *p, uint32_t v) { put_u16(p, v); put_u16(p + 2, v >> 16); }
+static inline void put_u64(uint8_t *p, uint64_t v) { put_u32(p, v); put_u32(p + 4, v >> 32); }
+static inline uint16_t get_u16(const uint8_t *p) { return p[0] | (uint16_t)p[1] << 8; }
+static inline uint32_t get_u32(const uint8_t *p) { return get_u16(p) | (uint32_t)get_u16(p + 2) << 16; }
+static inline uint64_t get_u64(const uint8_t *p) { return get_u32(p) | (uint64_t)get_u32(p + 4) << 32; }
+
+static inline uint64_t zigzag(uint64_t d) { return (d << 1) ^ (uint64_t)((int64_t)d >> 63); }
+static inline uint64_t unzigzag(uint64_t c) { return (c >> 1) ^ -(c & 1); }
+
+/* A field of an event as a 64-bit value: signed fields sign-extended, strings as ids. */
+static inline uint64_t field_get(const void *ev, const struct column_def *c)
+{
+	const char *p = (const char *)ev + c->off;
+
+	switch (c->type) {
+	case TYPE_U32: return *(const uint32_t *)p;
+	case TYPE_I32: return (uint64_t)(int64_t)*(const int32_t *)p;
+	default: return *(const uint64_t *)p;
+	}
+}
+
+uint32_t crc32c(uint32_t crc, const void *buf, size_t len);
+
+/* A growing byte buffer for building sections; the owner frees data. */
+struct buf {
+	uint8_t *data;
+	size_t len, alloc;
+};
+int buf_grow(struct buf *b, size_t more);
+void buf_release(struct buf *b);
+
+/* Fills the section header in front of len bytes of payload at b->data + 16. */
+void section_seal(uint8_t *sec, uint32_t tag, uint32_t len, uint32_t blockno);
+/* 0 when sec[0..size) is one whole section of that tag and its checksum holds, else a reason. */
+const char *section_check(const uint8_t *sec, size_t size, uint32_t tag);
+
+/* Column codecs (formats/columns.c): vals[n] <-> the column record at out. */
+struct column_scratch {
+	uint64_t *codes;	/* BLOCK_MAX_EVENTS each */
+	uint32_t *last;		/* the last event per key index */
+	uint64_t *dict;		/* the dictionary's values */
+	uint64_t *slot_val;	/* the dictionary's hash table */
+	uint32_t *slot_idx, *slot_gen, gen;
+};
+int column_scratch_init(struct column_scratch *s);
+void column_scratch_release(struct column_scratch *s);
+
+/*
+ * Encodes column c of a block (vals[c] is the column's n values; keyidx[k]
+ * the dictionary indexes of dict column k and keyn[k] their range, filled
+ * here for dict columns).
+ */
+int column_encode(struct buf *out, const struct column_def *cols, unsigned c,
+		  uint64_t *const *vals, uint32_t **keyidx, uint32_t *keyn, uint32_t n,
+		  struct column_scratch *s);
+/* Decodes a column record's payload; NULL on success, else what is wrong. */
+const char *column_decode(const uint8_t *p, size_t len, const struct column_def *cols, unsigned c,
+			  uint64_t **vals, uint32_t **keyidx, uint32_t *keyn, uint32_t n,
+			  struct column_scratch *s);
+
+#endif

@@ -1,0 +1,993 @@
+/*
+ * The trace reader: finds the blocks through the footer's index (or by
+ * scanning when the recorder died before writing it), decodes a block per
+ * stream and merges the streams in time order. The file is hostile: every
+ * length is checked before use and every allocation is bounded.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+#include <zstd_errors.h>
+#include "format.h"
+#include "../lib/error.h"
+#include "../lib/trace.h"
+
+#define WINDOW_MIN (1u << 20)
+#define FRAME_MAX (ZSTD_COMPRESSBOUND(SECTION_MAX) + 64)
+#define NO_LIMIT UINT32_MAX
+
+struct fcol {
+	struct column_def d;	/* as the file describes it */
+	int ours;		/* our column of the same name and type, or -1 */
+	int usable;		/* its encoding and what it depends on are known */
+};
+
+struct fstream {
+	const char *name;
+	int known;		/* enum ingero_stream, or -1 */
+	uint16_t ncols, sortkey;
+	struct fcol *cols;
+	struct column_def *defs;	/* cols[].d as one array, for the codecs */
+};
+
+struct blockref {
+	uint64_t offset, first, last;
+	uint32_t size, blockno, kind, stream, count;
+};
+
+struct field {
+	const uint64_t *vals;
+	uint16_t off;
+	uint8_t type;
+};
+
+/* Where one known stream stands: its blocks and the decoded one. */
+struct cursor {
+	uint32_t *blocks, nblocks, next;
+	uint32_t n, i;
+	const uint64_t *keys;
+	uint64_t *vals[MAX_COLUMNS];
+	struct field fields[MAX_COLUMNS];
+	unsigned nfields;
+	uint64_t seek_ts;
+	int seeking, done;
+};
+
+struct ingero_reader {
+	int fd, own_fd;
+	char *name;
+	uint64_t size;
+	ZSTD_DCtx *dctx;
+	struct buf win, sec;
+	uint64_t win_off;
+
+	struct ingero_header h;
+	char *arena;
+	size_t arena_len, arena_size;
+
+	struct fstream streams[MAX_STREAMS];
+	unsigned nstreams;
+	int stream_of[INGERO_NR_STREAMS];
+
+	struct blockref *blocks;
+	uint32_t nblocks, blocks_alloc;
+	uint64_t data_end;	/* where the footer starts, or the file's end */
+	int indexed;
+
+	const char **strs;
+	uint32_t nstrs, strs_alloc;
+	uint64_t str_bytes;
+	char **chunks;
+	uint32_t nchunks;
+
+	struct cursor cur[INGERO_NR_STREAMS];
+	uint32_t mask, limit, scan_limit;
+	struct column_scratch scratch;
+	uint32_t *keyidx[MAX_COLUMNS], keyn[MAX_COLUMNS];
+	char err[256], scan_err[256];
+};
+
+static void set_error(struct ingero_reader *r, const struct blockref *b, const char *fmt, ...)
+	PRINTF(3, 4);
+
+/* Records the first damage: the message, and that no block from b on is used. */
+static void set_error(struct ingero_reader *r, const struct blockref *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (r->limit != NO_LIMIT && r->limit <= b->blockno)
+		return;
+	n = snprintf(r->err, sizeof(r->err), "block %" PRIu32 " at offset %" PRIu64 ": ", b->blockno, b->offset);
+	va_start(ap, fmt);
+	vsnprintf(r->err + n, sizeof(r->err) - n, fmt, ap);
+	va_end(ap);
+	r->limit = b->blockno;
+}
+
+/* The file's bytes [off, off + want), fewer at its end; *got says how many. NULL on a read error. */
+static const uint8_t *window_get(struct ingero_reader *r, uint64_t off, size_t want, size_t *got)
+{
+	size_t len, have = 0;
+
+	if (off >= r->size) {
+		*got = 0;
+		return r->win.data ? r->win.data : (const uint8_t *)"";
+	}
+	if (want > r->size - off)
+		want = r->size - off;
+	if (off >= r->win_off && off + want <= r->win_off + r->win.len) {
+		*got = want;
+		return r->win.data + (off - r->win_off);
+	}
+	len = want < WINDOW_MIN ? WINDOW_MIN : want;
+	if (len > r->size - off)
+		len = r->size - off;
+	r->win.len = 0;
+	if (buf_grow(&r->win, len))
+		return NULL;
+	while (have < len) {
+		ssize_t n = pread(r->fd, r->win.data + have, len - have, off + have);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			error_errno("cannot read '%s'", r->name);
+			return NULL;
+		}
+		if (!n)
+			break;
+		have += n;
+	}
+	r->win_off = off;
+	r->win.len = have;
+	*got = want < have ? want : have;
+	return r->win.data;
+}
+
+/*
+ * Decompresses the frame of b (size 0: not yet known, found here) into
+ * r->sec and checks its section (of any tag for 0). NULL, or what is wrong.
+ */
+static const char *read_frame(struct ingero_reader *r, struct blockref *b, uint32_t tag, char *why, size_t whylen)
+{
+	size_t want = b->size ? b->size : 64 << 10, got, fsize, out;
+	unsigned long long content;
+	const uint8_t *p;
+	const char *bad;
+
+	for (;;) {
+		if (!(p = window_get(r, b->offset, want, &got)))
+			return "read error";
+		fsize = ZSTD_findFrameCompressedSize(p, got);
+		if (!ZSTD_isError(fsize))
+			break;
+		if (ZSTD_getErrorCode(fsize) != ZSTD_error_srcSize_wrong || b->size)
+			return "not a zstd frame";
+		if (got < want) {
+			snprintf(why, whylen, "truncated at offset %" PRIu64, r->size);
+			return why;
+		}
+		if (want >= FRAME_MAX)
+			return "frame too large";
+		want *= 4;
+	}
+	if (b->size && fsize != b->size)
+		return "frame size does not match the index";
+	content = ZSTD_getFrameContentSize(p, fsize);
+	if (content == ZSTD_CONTENTSIZE_UNKNOWN || content == ZSTD_CONTENTSIZE_ERROR ||
+	    content > SECTION_MAX + SECTION_HEADER_SIZE || content < SECTION_HEADER_SIZE)
+		return "frame of a bad size";
+	r->sec.len = 0;
+	if (buf_grow(&r->sec, content))
+		return "out of memory";
+	out = ZSTD_decompressDCtx(r->dctx, r->sec.data, content, p, fsize);
+	if (ZSTD_isError(out)) {
+		if (ZSTD_getErrorCode(out) == ZSTD_error_checksum_wrong)
+			return "checksum mismatch";
+		snprintf(why, whylen, "cannot decompress: %s", ZSTD_getErrorName(out));
+		return why;
+	}
+	if (out != content)
+		return "frame shorter than it says";
+	r->sec.len = out;
+	b->size = (uint32_t)fsize;
+	if ((bad = section_check(r->sec.data, out, tag ? tag : get_u32(r->sec.data))))
+		return bad;
+	if (get_u32(r->sec.data + 8) != b->blockno)
+		return "block out of sequence";
+	return NULL;
+}
+
+/* A bounds-checked cursor over a section's payload. */
+struct in {
+	const uint8_t *p, *end;
+	int bad;
+};
+
+static const uint8_t *in_take(struct in *in, size_t n)
+{
+	const uint8_t *p = in->p;
+
+	if (in->bad || (size_t)(in->end - in->p) < n) {
+		in->bad = 1;
+		return NULL;
+	}
+	in->p += n;
+	return p;
+}
+
+static uint32_t in_u32(struct in *in)
+{
+	const uint8_t *p = in_take(in, 4);
+
+	return p ? get_u32(p) : 0;
+}
+
+/* A header string, copied NUL-terminated into the arena (sized so that it cannot overflow). */
+static const char *in_str(struct ingero_reader *r, struct in *in)
+{
+	uint32_t len = in_u32(in);
+	const uint8_t *p = in_take(in, len);
+	char *s;
+
+	if (!p || r->arena_len + len + 1 > r->arena_size) {
+		in->bad = 1;
+		return "";
+	}
+	s = r->arena + r->arena_len;
+	memcpy(s, p, len);
+	s[len] = 0;
+	r->arena_len += len + 1;
+	return s;
+}
+
+static void parse_apis(struct ingero_reader *r, struct in *in)
+{
+	struct ingero_api *apis;
+	uint32_t i, j;
+
+	r->h.napis = in_u32(in);
+	/* each API takes at least 24 bytes, which bounds the allocation */
+	if (r->h.napis > MAX_APIS || r->h.napis > (size_t)(in->end - in->p) / 24) {
+		in->bad = 1;
+		r->h.napis = 0;
+		return;
+	}
+	apis = calloc(r->h.napis ? r->h.napis : 1, sizeof(*apis));
+	if (!apis) {
+		in->bad = 1;
+		r->h.napis = 0;
+		return;
+	}
+	r->h.apis = apis;
+	for (i = 0; i < r->h.napis && !in->bad; i++) {
+		struct ingero_api *a = &apis[i];
+
+		a->name = in_str(r, in);
+		a->lib = in_str(r, in);
+		a->set = in_str(r, in);
+		a->ret_type = in_str(r, in);
+		a->role = in_u32(in);
+		a->nargs = in_u32(in);
+		if (a->nargs > INGERO_MAX_ARGS) {
+			in->bad = 1;
+			a->nargs = 0;
+		}
+		for (j = 0; j < a->nargs; j++) {
+			a->args[j].type = in_str(r, in);
+			a->args[j].name = in_str(r, in);
+			a->args[j].kind = in_u32(in);
+		}
+	}
+}
+
+static int column_usable(const struct fstream *fs, unsigned c)
+{
+	const struct column_def *d = &fs->cols[c].d;
+
+	if (d->type < TYPE_U32 || d->type > TYPE_STRING || d->enc < ENC_DELTA || d->enc > ENC_RLE)
+		return 0;
+	if (d->enc != ENC_DELTA)
+		return 1;
+	if (d->key != COL_NONE && (d->key >= c || fs->cols[d->key].d.enc != ENC_DICT || !fs->cols[d->key].usable))
+		return 0;
+	if (d->flags & PRED_SAME)
+		return d->src < c && fs->cols[d->src].usable;
+	return d->src == COL_NONE || (d->src < c && fs->cols[d->src].usable);
+}
+
+/* Matches the file's columns with ours by name and type. */
+static void map_stream(struct fstream *fs)
+{
+	const struct stream_def *sd;
+	unsigned c, o;
+	int s = ingero_stream_by_name(fs->name);
+
+	fs->known = -1;
+	for (c = 0; c < fs->ncols; c++) {
+		fs->cols[c].ours = -1;
+		fs->cols[c].usable = column_usable(fs, c);
+	}
+	if (s < 0)
+		return;
+	sd = &stream_defs[s];
+	for (c = 0; c < fs->ncols; c++)
+		for (o = 0; o < sd->ncols; o++)
+			if (!strcmp(sd->cols[o].name, fs->cols[c].d.name) && sd->cols[o].type == fs->cols[c].d.type)
+				fs->cols[c].ours = (int)o;
+	/* without a usable time column of its own a stream cannot be merged */
+	if (fs->sortkey < fs->ncols && fs->cols[fs->sortkey].usable &&
+	    fs->cols[fs->sortkey].d.type == TYPE_U64 && fs->cols[fs->sortkey].ours >= 0)
+		fs->known = s;
+}
+
+static void parse_schema(struct ingero_reader *r, struct in *in)
+{
+	unsigned s, c;
+
+	r->nstreams = in_u32(in);
+	if (r->nstreams > MAX_STREAMS) {
+		in->bad = 1;
+		r->nstreams = 0;
+		return;
+	}
+	for (s = 0; s < r->nstreams && !in->bad; s++) {
+		struct fstream *fs = &r->streams[s];
+		const uint8_t *p;
+
+		fs->name = in_str(r, in);
+		if (!(p = in_take(in, 4)))
+			break;
+		fs->ncols = get_u16(p);
+		fs->sortkey = get_u16(p + 2);
+		if (fs->ncols > MAX_COLUMNS) {
+			in->bad = 1;
+			fs->ncols = 0;
+			break;
+		}
+		fs->cols = calloc(fs->ncols + 1, sizeof(*fs->cols));
+		fs->defs = calloc(fs->ncols + 1, sizeof(*fs->defs));
+		if (!fs->cols || !fs->defs) {
+			in->bad = 1;
+			fs->ncols = 0;
+			break;
+		}
+		for (c = 0; c < fs->ncols && !in->bad; c++) {
+			struct column_def *d = &fs->cols[c].d;
+
+			d->name = in_str(r, in);
+			d->unit = in_str(r, in);
+			if (!(p = in_take(in, 8)))
+				break;
+			d->type = p[0];
+			d->enc = p[1];
+			d->flags = p[2];
+			d->key = get_u16(p + 4);
+			d->src = get_u16(p + 6);
+		}
+		if (in->bad)
+			break;
+		map_stream(fs);
+		for (c = 0; c < fs->ncols; c++)
+			fs->defs[c] = fs->cols[c].d;
+	}
+}
+
+static int parse_header(struct ingero_reader *r)
+{
+	const uint8_t *sec = r->sec.data;
+	size_t len = r->sec.len - SECTION_HEADER_SIZE;
+	struct in in = { sec + SECTION_HEADER_SIZE, sec + r->sec.len, 0 };
+	const uint8_t *p = in_take(&in, 36);
+	unsigned s;
+
+	if (!p || memcmp(p, FORMAT_MAGIC, FORMAT_MAGIC_LEN))
+		return error("'%s' is not an ingero trace", r->name);
+	if (get_u16(p + 8) != FORMAT_MAJOR)
+		return error("'%s' is a version %u trace; this ingero reads version %u", r->name,
+			     get_u16(p + 8), FORMAT_MAJOR);
+	r->h.ncpus = get_u32(p + 16);
+	r->h.start_ns = get_u64(p + 20);
+	r->h.realtime_ns = get_u64(p + 28);
+	/* each string costs at least its 4-byte length, so this bounds the copies */
+	r->arena_size = len + len / 4 + 16;
+	if (!(r->arena = malloc(r->arena_size)))
+		return error_errno("cannot read the header of '%s'", r->name);
+	r->h.host = in_str(r, &in);
+	r->h.kernel = in_str(r, &in);
+	r->h.clock = in_str(r, &in);
+	r->h.boot_id = in_str(r, &in);
+	r->h.command = in_str(r, &in);
+	parse_apis(r, &in);
+	parse_schema(r, &in);
+	if (in.bad)
+		return error("'%s': block 0 at offset 0: malformed header", r->name);
+	for (s = 0; s < INGERO_NR_STREAMS; s++)
+		r->stream_of[s] = -1;
+	for (s = r->nstreams; s-- > 0;)
+		if (r->streams[s].known >= 0)
+			r->stream_of[r->streams[s].known] = (int)s;
+	return 0;
+}
+
+/* Adds the strings of the section in r->sec; they must continue the ids. */
+static const char *load_strings(struct ingero_reader *r)
+{
+	struct in in = { r->sec.data + SECTION_HEADER_SIZE, r->sec.data + r->sec.len, 0 };
+	uint32_t first = in_u32(&in), count = in_u32(&in), i;
+	size_t size = r->sec.len;
+	char *chunk, **chunks, *q;
+
+	if (in.bad || first != r->nstrs || count > (size_t)(in.end - in.p) / 4)
+		return "strings out of sequence";
+	if (r->nstrs + (uint64_t)count > STRINGS_MAX_COUNT || r->str_bytes + size > STRINGS_MAX_BYTES)
+		return "too many strings";
+	if (r->nstrs + count > r->strs_alloc) {
+		uint32_t a = r->strs_alloc;
+		const char **s;
+
+		while (a < r->nstrs + count)
+			a *= 2;
+		if (!(s = realloc(r->strs, a * sizeof(*s))))
+			return "out of memory";
+		r->strs = s;
+		r->strs_alloc = a;
+	}
+	if (!(chunks = realloc(r->chunks, (r->nchunks + 1) * sizeof(*chunks))))
+		return "out of memory";
+	r->chunks = chunks;
+	if (!(chunk = malloc(size)))
+		return "out of memory";
+	for (q = chunk, i = 0; i < count; i++) {
+		uint32_t len = in_u32(&in);
+		const uint8_t *p = in_take(&in, len);
+
+		if (!p || memchr(p, 0, len)) {
+			free(chunk);
+			return "bad string";
+		}
+		memcpy(q, p, len);
+		q[len] = 0;
+		r->strs[first + i] = q;
+		q += len + 1;
+	}
+	if (in.p != in.end) {
+		free(chunk);
+		return "strings section has trailing bytes";
+	}
+	r->chunks[r->nchunks++] = chunk;
+	r->nstrs += count;
+	r->str_bytes += size;
+	return NULL;
+}
+
+static int blocks_add(struct ingero_reader *r, const struct blockref *b)
+{
+	if (r->nblocks == r->blocks_alloc) {
+		uint32_t a = r->blocks_alloc ? 2 * r->blocks_alloc : 64;
+		struct blockref *p;
+
+		if (a > INDEX_MAX_ENTRIES || !(p = realloc(r->blocks, a * sizeof(*p))))
+			return -1;
+		r->blocks = p;
+		r->blocks_alloc = a;
+	}
+	r->blocks[r->nblocks++] = *b;
+	return 0;
+}
+
+/* What the block section in r->sec says of itself, checked against the schema. */
+static const char *block_summary(struct ingero_reader *r, struct blockref *b)
+{
+	const uint8_t *p = r->sec.data + SECTION_HEADER_SIZE;
+
+	if (r->sec.len < SECTION_HEADER_SIZE + BLOCK_HEADER_SIZE)
+		return "block too short";
+	b->stream = get_u32(p);
+	b->count = get_u32(p + 4);
+	b->first = get_u64(p + 16);
+	b->last = get_u64(p + 24);
+	if (b->stream >= r->nstreams)
+		return "block of a stream the header does not list";
+	if (!b->count || b->count > BLOCK_MAX_EVENTS || b->first > b->last)
+		return "bad block header";
+	return NULL;
+}
+
+/* Adds the section in r->sec, read from b, to what the reader knows. */
+static const char *take_section(struct ingero_reader *r, struct blockref *b)
+{
+	const char *bad = NULL;
+
+	switch (get_u32(r->sec.data)) {
+	case TAG_STRINGS:
+		b->kind = INDEX_STRINGS;
+		bad = load_strings(r);
+		break;
+	case TAG_BLOCK:
+		b->kind = INDEX_BLOCK;
+		bad = block_summary(r, b);
+		break;
+	case TAG_HEADER:
+	case TAG_INDEX:
+		return "unexpected section";
+	default:	/* a section of a later version: skipped */
+		return NULL;
+	}
+	if (!bad && blocks_add(r, b))
+		bad = "too many blocks";
+	return bad;
+}
+
+/* Rebuilds the index by reading every frame: the footer is missing or damaged. */
+static void scan(struct ingero_reader *r, uint64_t off)
+{
+	struct blockref b = { .offset = off, .blockno = 1 };
+	char why[128];
+
+	while (b.offset < r->size) {
+		size_t got;
+		const uint8_t *p = window_get(r, b.offset, 8, &got);
+		const char *bad;
+
+		if (!p) {
+			set_error(r, &b, "read error");
+			return;
+		}
+		if (got >= 4 && (get_u32(p) & SKIPPABLE_MASK) == SKIPPABLE_BASE) {
+			if (got < 8 || get_u32(p + 4) > r->size - b.offset - 8) {
+				set_error(r, &b, "truncated at offset %" PRIu64, r->size);
+				return;
+			}
+			b.offset += 8 + (uint64_t)get_u32(p + 4);
+			continue;
+		}
+		b.size = 0;
+		if (!(bad = read_frame(r, &b, 0, why, sizeof(why))))
+			bad = take_section(r, &b);
+		if (bad) {
+			set_error(r, &b, "%s", bad);
+			return;
+		}
+		b.offset += b.size;
+		b.blockno++;
+	}
+}
+
+/* Reads the footer's index; 0 when the file has a sound one. */
+static int read_index(struct ingero_reader *r, uint64_t data_start)
+{
+	size_t got;
+	const uint8_t *p = r->size >= data_start + TRAILER_SIZE ?
+		window_get(r, r->size - TRAILER_SIZE, TRAILER_SIZE, &got) : NULL;
+	uint64_t fsize, start, prev_end = data_start;
+	uint32_t n, esize, i, blockno = 0;
+	const uint8_t *sec, *e;
+
+	if (!p || got != TRAILER_SIZE || memcmp(p + 8, TRAILER_MAGIC, 8))
+		return -1;
+	fsize = get_u64(p);
+	if (fsize < 8 + SECTION_HEADER_SIZE + INDEX_HEAD_SIZE + TRAILER_SIZE || fsize > r->size - data_start ||
+	    fsize > (uint64_t)INDEX_MAX_ENTRIES * INDEX_ENTRY_SIZE)
+		return -1;
+	start = r->size - fsize;
+	if (!(p = window_get(r, start, fsize, &got)) || got != fsize ||
+	    get_u32(p) != SKIPPABLE_MAGIC || get_u32(p + 4) != fsize - 8)
+		return -1;
+	sec = p + 8;
+	if (section_check(sec, fsize - 8 - TRAILER_SIZE, TAG_INDEX))
+		return -1;
+	n = get_u32(sec + SECTION_HEADER_SIZE);
+	esize = get_u32(sec + SECTION_HEADER_SIZE + 4);
+	if (esize < INDEX_ENTRY_SIZE || (uint64_t)n * esize != fsize - 8 - TRAILER_SIZE - SECTION_HEADER_SIZE - INDEX_HEAD_SIZE)
+		return -1;
+	for (i = 0, e = sec + SECTION_HEADER_SIZE + INDEX_HEAD_SIZE; i < n; i++, e += esize) {
+		struct blockref b = {
+			.offset = get_u64(e), .size = get_u32(e + 8), .blockno = get_u32(e + 12),
+			.kind = get_u32(e + 16), .stream = get_u32(e + 20), .count = get_u32(e + 24),
+			.first = get_u64(e + 32), .last = get_u64(e + 40),
+		};
+
+		if (b.offset < prev_end || b.size > FRAME_MAX || b.size > start - b.offset || b.blockno <= blockno ||
+		    (b.kind != INDEX_STRINGS && b.kind != INDEX_BLOCK) ||
+		    (b.kind == INDEX_BLOCK && (b.stream >= r->nstreams || !b.count ||
+					       b.count > BLOCK_MAX_EVENTS || b.first > b.last))) {
+			r->nblocks = 0;
+			return -1;
+		}
+		prev_end = b.offset + b.size;
+		blockno = b.blockno;
+		if (blocks_add(r, &b)) {
+			r->nblocks = 0;
+			return -1;
+		}
+	}
+	r->data_end = start;
+	return 0;
+}
+
+/* With an index, the strings are read up front: the blocks of any time may use them. */
+static void read_strings(struct ingero_reader *r)
+{
+	char why[128];
+	uint32_t i;
+
+	for (i = 0; i < r->nblocks; i++) {
+		struct blockref *b = &r->blocks[i];
+		const char *bad;
+
+		if (b->kind != INDEX_STRINGS)
+			continue;
+		if (!(bad = read_frame(r, b, TAG_STRINGS, why, sizeof(why))))
+			bad = load_strings(r);
+		if (bad) {
+			set_error(r, b, "%s", bad);
+			return;
+		}
+	}
+}
+
+static int setup_cursors(struct ingero_reader *r)
+{
+	uint32_t i;
+	unsigned s;
+
+	for (i = 0; i < r->nblocks; i++) {
+		const struct blockref *b = &r->blocks[i];
+		int known = b->kind == INDEX_BLOCK ? r->streams[b->stream].known : -1;
+		struct cursor *c;
+
+		if (known < 0 || r->stream_of[known] != (int)b->stream)
+			continue;
+		c = &r->cur[known];
+		if (!c->blocks && !(c->blocks = malloc(r->nblocks * sizeof(*c->blocks))))
+			return error_errno("cannot read '%s'", r->name);
+		c->blocks[c->nblocks++] = i;
+	}
+	for (s = 0; s < INGERO_NR_STREAMS; s++)
+		r->cur[s].done = !r->cur[s].nblocks;
+	return 0;
+}
+
+struct ingero_reader *ingero_reader_open_fd(int fd, const char *name)
+{
+	struct ingero_reader *r = calloc(1, sizeof(*r));
+	struct blockref head = { 0 };
+	struct stat st;
+	char why[128];
+	const char *bad;
+
+	if (!r) {
+		error_errno("cannot read '%s'", name);
+		return NULL;
+	}
+	r->fd = fd;
+	r->limit = NO_LIMIT;
+	r->mask = (1u << INGERO_NR_STREAMS) - 1;
+	if (!(r->name = strdup(name)) || !(r->dctx = ZSTD_createDCtx()) ||
+	    !(r->strs = malloc(256 * sizeof(*r->strs))) || column_scratch_init(&r->scratch)) {
+		error_errno("cannot read '%s'", name);
+		goto fail;
+	}
+	r->strs[0] = NULL;
+	r->nstrs = 1;
+	r->strs_alloc = 256;
+	if (fstat(fd, &st)) {
+		error_errno("cannot stat '%s'", name);
+		goto fail;
+	}
+	r->size = r->data_end = (uint64_t)st.st_size;
+	if (!r->size) {
+		error("'%s' is empty", name);
+		goto fail;
+	}
+	if ((bad = read_frame(r, &head, TAG_HEADER, why, sizeof(why)))) {
+		error("'%s' is not an ingero trace (block 0 at offset 0: %s)", name, bad);
+		goto fail;
+	}
+	if (head.size > r->size || r->sec.len - SECTION_HEADER_SIZE > HEADER_MAX || parse_header(r))
+		goto fail;
+	r->indexed = !read_index(r, head.size);
+	if (r->indexed)
+		read_strings(r);
+	else
+		scan(r, head.size);
+	if (setup_cursors(r))
+		goto fail;
+	r->scan_limit = r->limit;
+	memcpy(r->scan_err, r->err, sizeof(r->err));
+	return r;
+fail:
+	r->own_fd = 0;
+	ingero_reader_close(r);
+	return NULL;
+}
+
+struct ingero_reader *ingero_reader_open(const char *path)
+{
+	struct ingero_reader *r;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		error_errno("cannot open '%s'", path);
+		return NULL;
+	}
+	if (!(r = ingero_reader_open_fd(fd, path))) {
+		close(fd);
+		return NULL;
+	}
+	r->own_fd = 1;
+	return r;
+}
+
+const struct ingero_header *ingero_reader_header(const struct ingero_reader *r)
+{
+	return &r->h;
+}
+
+void ingero_reader_streams(struct ingero_reader *r, uint32_t mask)
+{
+	r->mask = mask;
+}
+
+int ingero_reader_indexed(const struct ingero_reader *r)
+{
+	return r->indexed;
+}
+
+/* Decodes the columns of the block section in r->sec into c's arrays. */
+static const char *decode_block(struct ingero_reader *r, struct cursor *c, const struct blockref *b)
+{
+	const struct fstream *fs = &r->streams[b->stream];
+	const struct stream_def *sd = &stream_defs[fs->known];
+	const uint8_t *p = r->sec.data + SECTION_HEADER_SIZE + BLOCK_HEADER_SIZE, *end = r->sec.data + r->sec.len;
+	uint64_t present = 0;
+	uint32_t n = b->count, i;
+	int prev = -1;
+	const char *bad;
+
+	c->nfields = 0;
+	while (p != end) {
+		unsigned col;
+		uint32_t len;
+		const struct fcol *fc;
+
+		if ((size_t)(end - p) < COLUMN_HEADER_SIZE)
+			return "column header cut short";
+		col = get_u16(p);
+		len = get_u32(p + 4);
+		if ((size_t)(end - p) - COLUMN_HEADER_SIZE < len)
+			return "column longer than its block";
+		if ((int)col <= prev || col >= fs->ncols)
+			return "columns out of order";
+		prev = (int)col;
+		fc = &fs->cols[col];
+		if (p[2] != fc->d.enc)
+			return "column encoding differs from the header";
+		if (fc->usable && (fc->d.key == COL_NONE || (present >> fc->d.key & 1)) &&
+		    (fc->d.src == COL_NONE || (present >> fc->d.src & 1))) {
+			if (!c->vals[col] && !(c->vals[col] = malloc(BLOCK_MAX_EVENTS * sizeof(uint64_t))))
+				return "out of memory";
+			if (fc->d.enc == ENC_DICT && !r->keyidx[col] &&
+			    !(r->keyidx[col] = malloc(BLOCK_MAX_EVENTS * sizeof(uint32_t))))
+				return "out of memory";
+			if ((bad = column_decode(p, COLUMN_HEADER_SIZE + len, fs->defs, col, c->vals,
+						 r->keyidx, r->keyn, n, &r->scratch)))
+				return bad;
+			if (fc->d.type == TYPE_STRING)
+				for (i = 0; i < n; i++)
+					if (c->vals[col][i] >= r->nstrs)
+						return "string used before it is defined";
+			present |= 1ull << col;
+			if (fc->ours >= 0)
+				c->fields[c->nfields++] = (struct field){ c->vals[col], sd->cols[fc->ours].off,
+									  sd->cols[fc->ours].type };
+		}
+		p += COLUMN_HEADER_SIZE + len;
+	}
+	if (!(present >> fs->sortkey & 1))
+		return "block without its time column";
+	c->keys = c->vals[fs->sortkey];
+	if (c->keys[0] != b->first || c->keys[n - 1] != b->last)
+		return "block times differ from its header";
+	for (i = 1; i < n; i++)
+		if (c->keys[i] < c->keys[i - 1])
+			return "block times out of order";
+	return NULL;
+}
+
+/* Makes c's next block current; 0 when the stream has no more (or damage stopped it). */
+static int load_next(struct ingero_reader *r, struct cursor *c)
+{
+	char why[128];
+
+	while (c->next < c->nblocks) {
+		struct blockref *b = &r->blocks[c->blocks[c->next++]];
+		const char *bad;
+
+		if (b->blockno >= r->limit)
+			break;
+		if (c->seeking && b->last < c->seek_ts)
+			continue;
+		if (!(bad = read_frame(r, b, TAG_BLOCK, why, sizeof(why)))) {
+			struct blockref said = *b;
+
+			if (!(bad = block_summary(r, &said)) &&
+			    (said.stream != b->stream || said.count != b->count ||
+			     said.first != b->first || said.last != b->last))
+				bad = "block header differs from the index";
+			if (!bad)
+				bad = decode_block(r, c, b);
+		}
+		if (bad) {
+			set_error(r, b, "%s", bad);
+			break;
+		}
+		c->n = b->count;
+		c->i = 0;
+		if (c->seeking) {
+			uint32_t lo = 0, hi = c->n;
+
+			while (lo < hi) {
+				uint32_t mid = lo + (hi - lo) / 2;
+
+				if (c->keys[mid] < c->seek_ts)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			c->i = lo;
+			c->seeking = 0;
+			if (c->i == c->n)
+				continue;
+		}
+		return 1;
+	}
+	c->done = 1;
+	c->n = c->i = 0;
+	return 0;
+}
+
+int ingero_reader_next(struct ingero_reader *r, struct ingero_event *ev)
+{
+	struct cursor *best = NULL;
+	uint64_t best_key = 0;
+	unsigned s, f;
+	int bs = 0;
+
+	for (s = 0; s < INGERO_NR_STREAMS; s++) {
+		struct cursor *c = &r->cur[s];
+
+		if (c->done || !(r->mask >> s & 1))
+			continue;
+		if (c->i == c->n && !load_next(r, c))
+			continue;
+		if (!best || c->keys[c->i] < best_key) {
+			best = c;
+			best_key = c->keys[c->i];
+			bs = s;
+		}
+	}
+	if (!best)
+		return r->err[0] ? -1 : 0;
+	memset(ev, 0, sizeof(*ev));
+	ev->stream = bs;
+	for (f = 0; f < best->nfields; f++) {
+		const struct field *fd = &best->fields[f];
+		uint64_t v = fd->vals[best->i];
+		char *p = (char *)ev + fd->off;
+
+		switch (fd->type) {
+		case TYPE_U32:
+		case TYPE_I32:
+			*(uint32_t *)p = (uint32_t)v;
+			break;
+		case TYPE_U64:
+			*(uint64_t *)p = v;
+			break;
+		default:
+			*(const char **)p = r->strs[v];
+		}
+	}
+	best->i++;
+	return 1;
+}
+
+int ingero_reader_seek(struct ingero_reader *r, uint64_t ts)
+{
+	unsigned s;
+
+	r->limit = r->scan_limit;
+	memcpy(r->err, r->scan_err, sizeof(r->err));
+	for (s = 0; s < INGERO_NR_STREAMS; s++) {
+		struct cursor *c = &r->cur[s];
+		uint32_t lo = 0, hi = c->nblocks;
+
+		/* the first block that ends at or after ts */
+		while (lo < hi) {
+			uint32_t mid = lo + (hi - lo) / 2;
+
+			if (r->blocks[c->blocks[mid]].last < ts)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		c->next = lo;
+		c->n = c->i = 0;
+		c->done = lo == c->nblocks;
+		c->seeking = 1;
+		c->seek_ts = ts;
+	}
+	return 0;
+}
+
+const char *ingero_reader_error(const struct ingero_reader *r)
+{
+	return r->err;
+}
+
+int ingero_reader_stats(struct ingero_reader *r, struct ingero_trace_stats *st)
+{
+	uint32_t i;
+	int any = 0;
+
+	memset(st, 0, sizeof(*st));
+	st->bytes = r->size;
+	for (i = 0; i < r->nblocks; i++) {
+		const struct blockref *b = &r->blocks[i];
+		int known;
+
+		if (b->kind != INDEX_BLOCK || (known = r->streams[b->stream].known) < 0 ||
+		    r->stream_of[known] != (int)b->stream)
+			continue;
+		st->events[known] += b->count;
+		st->blocks++;
+		if (!any || b->first < st->first_ns)
+			st->first_ns = b->first;
+		if (!any || b->last > st->last_ns)
+			st->last_ns = b->last;
+		any = 1;
+	}
+	return 0;
+}
+
+void ingero_reader_close(struct ingero_reader *r)
+{
+	unsigned s, c;
+
+	if (!r)
+		return;
+	if (r->own_fd)
+		close(r->fd);
+	for (s = 0; s < INGERO_NR_STREAMS; s++) {
+		free(r->cur[s].blocks);
+		for (c = 0; c < MAX_COLUMNS; c++)
+			free(r->cur[s].vals[c]);
+	}
+	for (s = 0; s < MAX_STREAMS; s++) {
+		free(r->streams[s].cols);
+		free(r->streams[s].defs);
+	}
+	for (c = 0; c < MAX_COLUMNS; c++)
+		free(r->keyidx[c]);
+	for (c = 0; c < r->nchunks; c++)
+		free(r->chunks[c]);
+	free(r->chunks);
+	free(r->strs);
+	free(r->blocks);
+	free((void *)r->h.apis);
+	free(r->arena);
+	buf_release(&r->win);
+	buf_release(&r->sec);
+	column_scratch_release(&r->scratch);
+	ZSTD_freeDCtx(r->dctx);
+	free(r->name);
+	free(r);
+}

@@ -1,0 +1,557 @@
+/*
+ * The trace writer: buffers each stream's events as columns, ends the
+ * blocks when they fill and at every checkpoint, and appends each block as
+ * one zstd frame, so the file is readable up to its last whole frame.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <zstd.h>
+#include "format.h"
+#include "../lib/error.h"
+#include "../lib/trace.h"
+
+#define ZSTD_LEVEL 3
+
+struct index_entry {
+	uint64_t offset, first, last;
+	uint32_t size, blockno, kind, stream, count, checkpoint;
+};
+
+/* The interned strings: ids from 1 in order of first use, 0 being NULL. */
+struct strtab {
+	struct buf bytes;		/* each string and its NUL */
+	uint32_t *off, *hash;		/* by id - 1 */
+	uint32_t n, alloc;
+	uint32_t *slots, mask;		/* ids; 0 is empty */
+};
+
+struct stream_buf {
+	uint64_t *vals[MAX_COLUMNS];	/* BLOCK_MAX_EVENTS each */
+	uint32_t n;
+	uint64_t first, last;
+};
+
+struct ingero_writer {
+	int fd, failed;
+	ZSTD_CCtx *cctx;
+	uint64_t offset;
+	uint32_t blockno, checkpoint;
+	uint64_t checkpoint_ns, total;
+	struct stream_buf s[INGERO_NR_STREAMS];
+	struct strtab strings;
+	uint32_t strings_written;
+	struct buf sec, out;
+	struct column_scratch scratch;
+	uint32_t *keyidx[MAX_COLUMNS], keyn[MAX_COLUMNS];
+	struct index_entry *index;
+	size_t nindex, index_alloc;
+	struct ingero_trace_stats st;
+};
+
+static uint32_t str_hash(const char *s, uint32_t *len)
+{
+	uint32_t h = 2166136261u;
+	const char *p = s;
+
+	for (; *p; p++)
+		h = (h ^ (uint8_t)*p) * 16777619u;
+	*len = (uint32_t)(p - s);
+	return h;
+}
+
+static int strtab_rehash(struct strtab *t)
+{
+	uint32_t size = t->mask ? 2 * (t->mask + 1) : 1024, i;
+	uint32_t *slots = calloc(size, sizeof(*slots));
+
+	if (!slots)
+		return error_errno("cannot grow the string table");
+	for (i = 0; i < t->n; i++) {
+		uint32_t h = t->hash[i] & (size - 1);
+
+		while (slots[h])
+			h = (h + 1) & (size - 1);
+		slots[h] = i + 1;
+	}
+	free(t->slots);
+	t->slots = slots;
+	t->mask = size - 1;
+	return 0;
+}
+
+/* The id of s, added when new; 0 for NULL, -1 on failure. */
+static int64_t strtab_intern(struct strtab *t, const char *s)
+{
+	uint32_t len, hash, h, id;
+
+	if (!s)
+		return 0;
+	hash = str_hash(s, &len);
+	if (t->mask) {
+		for (h = hash & t->mask; (id = t->slots[h]); h = (h + 1) & t->mask)
+			if (t->hash[id - 1] == hash && !strcmp((char *)t->bytes.data + t->off[id - 1], s))
+				return id;
+	}
+	if (len > STRING_MAX)
+		return error("string of %u bytes is too long for a trace", len);
+	if (t->n >= STRINGS_MAX_COUNT || t->bytes.len + len + 1 > STRINGS_MAX_BYTES)
+		return error("too many strings for one trace");
+	if (t->n == t->alloc) {
+		uint32_t a = t->alloc ? 2 * t->alloc : 256;
+		uint32_t *off = realloc(t->off, a * sizeof(*off)), *hs;
+
+		if (!off)
+			return error_errno("cannot grow the string table");
+		t->off = off;
+		if (!(hs = realloc(t->hash, a * sizeof(*hs))))
+			return error_errno("cannot grow the string table");
+		t->hash = hs;
+		t->alloc = a;
+	}
+	if ((t->n + 1) * 2 > t->mask && strtab_rehash(t))
+		return -1;
+	if (buf_grow(&t->bytes, len + 1))
+		return -1;
+	memcpy(t->bytes.data + t->bytes.len, s, len + 1);
+	t->off[t->n] = (uint32_t)t->bytes.len;
+	t->hash[t->n] = hash;
+	t->bytes.len += len + 1;
+	id = ++t->n;
+	for (h = hash & t->mask; t->slots[h]; h = (h + 1) & t->mask)
+		;
+	t->slots[h] = id;
+	return id;
+}
+
+static void strtab_release(struct strtab *t)
+{
+	buf_release(&t->bytes);
+	free(t->off);
+	free(t->hash);
+	free(t->slots);
+}
+
+static int write_all(int fd, const uint8_t *p, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return error_errno("cannot write the trace");
+		p += n;
+		len -= n;
+	}
+	return 0;
+}
+
+static int index_add(struct ingero_writer *w, const struct index_entry *e)
+{
+	if (w->nindex == w->index_alloc) {
+		size_t a = w->index_alloc ? 2 * w->index_alloc : 256;
+		struct index_entry *p = realloc(w->index, a * sizeof(*p));
+
+		if (!p)
+			return error_errno("cannot grow the trace index");
+		w->index = p;
+		w->index_alloc = a;
+	}
+	w->index[w->nindex++] = *e;
+	return 0;
+}
+
+/* Compresses the section in w->sec (payload filled after the header) into one frame and appends it. */
+static int write_section(struct ingero_writer *w, uint32_t tag, struct index_entry *e)
+{
+	size_t len = w->sec.len - SECTION_HEADER_SIZE, bound = ZSTD_compressBound(w->sec.len), size;
+
+	section_seal(w->sec.data, tag, (uint32_t)len, w->blockno);
+	w->out.len = 0;
+	if (buf_grow(&w->out, bound))
+		return -1;
+	size = ZSTD_compress2(w->cctx, w->out.data, bound, w->sec.data, w->sec.len);
+	if (ZSTD_isError(size))
+		return error("cannot compress block %u: %s", w->blockno, ZSTD_getErrorName(size));
+	if (write_all(w->fd, w->out.data, size))
+		return -1;
+	if (e) {
+		e->offset = w->offset;
+		e->size = (uint32_t)size;
+		e->blockno = w->blockno;
+		e->checkpoint = w->checkpoint;
+		if (index_add(w, e))
+			return -1;
+	}
+	w->offset += size;
+	w->blockno++;
+	return 0;
+}
+
+static int sec_start(struct ingero_writer *w, size_t payload)
+{
+	w->sec.len = 0;
+	if (buf_grow(&w->sec, SECTION_HEADER_SIZE + payload))
+		return -1;
+	w->sec.len = SECTION_HEADER_SIZE;
+	return 0;
+}
+
+/* Room for len bytes at the end of the section; NULL on failure. */
+static uint8_t *sec_put(struct ingero_writer *w, size_t len)
+{
+	uint8_t *p;
+
+	if (buf_grow(&w->sec, len))
+		return NULL;
+	p = w->sec.data + w->sec.len;
+	w->sec.len += len;
+	return p;
+}
+
+static int put_str(struct ingero_writer *w, const char *s)
+{
+	size_t len = s ? strlen(s) : 0;
+	uint8_t *p;
+
+	if (len > HEADER_MAX)
+		return error("header string of %zu bytes is too long", len);
+	if (!(p = sec_put(w, 4 + len)))
+		return -1;
+	put_u32(p, (uint32_t)len);
+	memcpy(p + 4, s ? s : "", len);
+	return 0;
+}
+
+static int put_u32s(struct ingero_writer *w, uint32_t v)
+{
+	uint8_t *p = sec_put(w, 4);
+
+	if (!p)
+		return -1;
+	put_u32(p, v);
+	return 0;
+}
+
+static int put_api(struct ingero_writer *w, const struct ingero_api *a)
+{
+	uint32_t i;
+
+	if (a->nargs > INGERO_MAX_ARGS)
+		return error("API '%s' has %u arguments, more than %d", a->name, a->nargs, INGERO_MAX_ARGS);
+	if (put_str(w, a->name) || put_str(w, a->lib) || put_str(w, a->set) || put_str(w, a->ret_type) ||
+	    put_u32s(w, a->role) || put_u32s(w, a->nargs))
+		return -1;
+	for (i = 0; i < a->nargs; i++)
+		if (put_str(w, a->args[i].type) || put_str(w, a->args[i].name) || put_u32s(w, a->args[i].kind))
+			return -1;
+	return 0;
+}
+
+static int put_schema(struct ingero_writer *w)
+{
+	unsigned s, c;
+
+	if (put_u32s(w, INGERO_NR_STREAMS))
+		return -1;
+	for (s = 0; s < INGERO_NR_STREAMS; s++) {
+		const struct stream_def *sd = &stream_defs[s];
+		uint8_t *p;
+
+		if (put_str(w, sd->name) || !(p = sec_put(w, 4)))
+			return -1;
+		put_u16(p, sd->ncols);
+		put_u16(p + 2, sd->sortkey);
+		for (c = 0; c < sd->ncols; c++) {
+			const struct column_def *d = &sd->cols[c];
+
+			if (put_str(w, d->name) || put_str(w, d->unit) || !(p = sec_put(w, 8)))
+				return -1;
+			p[0] = d->type;
+			p[1] = d->enc;
+			p[2] = d->flags;
+			p[3] = 0;
+			put_u16(p + 4, d->key);
+			put_u16(p + 6, d->src);
+		}
+	}
+	return 0;
+}
+
+static int write_header(struct ingero_writer *w, const struct ingero_header *h)
+{
+	uint8_t *p;
+	uint32_t i;
+
+	if (h->napis > MAX_APIS)
+		return error("%u APIs are more than a trace holds", h->napis);
+	if (sec_start(w, 4096) || !(p = sec_put(w, 36)))
+		return -1;
+	memcpy(p, FORMAT_MAGIC, FORMAT_MAGIC_LEN);
+	put_u16(p + 8, FORMAT_MAJOR);
+	put_u16(p + 10, FORMAT_MINOR);
+	put_u32(p + 12, 0);
+	put_u32(p + 16, h->ncpus);
+	put_u64(p + 20, h->start_ns);
+	put_u64(p + 28, h->realtime_ns);
+	if (put_str(w, h->host) || put_str(w, h->kernel) || put_str(w, h->clock) ||
+	    put_str(w, h->boot_id) || put_str(w, h->command) || put_u32s(w, h->napis))
+		return -1;
+	for (i = 0; i < h->napis; i++)
+		if (put_api(w, &h->apis[i]))
+			return -1;
+	if (put_schema(w))
+		return -1;
+	if (w->sec.len - SECTION_HEADER_SIZE > HEADER_MAX)
+		return error("the trace header is larger than %u bytes", HEADER_MAX);
+	return write_section(w, TAG_HEADER, NULL);
+}
+
+/* The strings interned since the last strings section, which must precede the block that uses them. */
+static int write_strings(struct ingero_writer *w)
+{
+	struct strtab *t = &w->strings;
+	struct index_entry e = { .kind = INDEX_STRINGS };
+	uint32_t id;
+	uint8_t *p;
+
+	if (w->strings_written == t->n)
+		return 0;
+	if (sec_start(w, 8 + t->bytes.len - t->off[w->strings_written]) || !(p = sec_put(w, 8)))
+		return -1;
+	put_u32(p, w->strings_written + 1);
+	put_u32(p + 4, t->n - w->strings_written);
+	for (id = w->strings_written; id < t->n; id++) {
+		const char *s = (char *)t->bytes.data + t->off[id];
+		size_t len = strlen(s);
+
+		if (!(p = sec_put(w, 4 + len)))
+			return -1;
+		put_u32(p, (uint32_t)len);
+		memcpy(p + 4, s, len);
+	}
+	e.stream = w->strings_written + 1;
+	e.count = t->n - w->strings_written;
+	if (write_section(w, TAG_STRINGS, &e))
+		return -1;
+	w->strings_written = t->n;
+	return 0;
+}
+
+static int end_block(struct ingero_writer *w, unsigned s)
+{
+	const struct stream_def *sd = &stream_defs[s];
+	struct stream_buf *sb = &w->s[s];
+	struct index_entry e = { .kind = INDEX_BLOCK, .stream = s, .count = sb->n,
+				 .first = sb->first, .last = sb->last };
+	uint8_t *p;
+	unsigned c;
+
+	if (!sb->n)
+		return 0;
+	if (write_strings(w) || sec_start(w, (size_t)sb->n * sd->ncols * 2) ||
+	    !(p = sec_put(w, BLOCK_HEADER_SIZE)))
+		return -1;
+	put_u32(p, s);
+	put_u32(p + 4, sb->n);
+	put_u32(p + 8, w->checkpoint);
+	put_u32(p + 12, sd->ncols);
+	put_u64(p + 16, sb->first);
+	put_u64(p + 24, sb->last);
+	for (c = 0; c < sd->ncols; c++)
+		if (column_encode(&w->sec, sd->cols, c, sb->vals, w->keyidx, w->keyn, sb->n, &w->scratch))
+			return -1;
+	if (write_section(w, TAG_BLOCK, &e))
+		return -1;
+	sb->n = 0;
+	w->st.blocks++;
+	return 0;
+}
+
+static int checkpoint(struct ingero_writer *w)
+{
+	unsigned s;
+
+	for (s = 0; s < INGERO_NR_STREAMS; s++)
+		if (end_block(w, s))
+			return -1;
+	w->checkpoint++;
+	return 0;
+}
+
+static int stream_alloc(struct stream_buf *sb, const struct stream_def *sd)
+{
+	unsigned c;
+
+	for (c = 0; c < sd->ncols; c++)
+		if (!(sb->vals[c] = malloc(BLOCK_MAX_EVENTS * sizeof(uint64_t))))
+			return error_errno("cannot allocate the '%s' stream's columns", sd->name);
+	return 0;
+}
+
+struct ingero_writer *ingero_writer_new(int fd, const struct ingero_header *h)
+{
+	struct ingero_writer *w = calloc(1, sizeof(*w));
+	unsigned c;
+
+	if (!w) {
+		error_errno("cannot allocate a trace writer");
+		return NULL;
+	}
+	w->fd = fd;
+	w->failed = 1;
+	if (column_scratch_init(&w->scratch))
+		goto fail;
+	for (c = 0; c < MAX_COLUMNS; c++)
+		if (!(w->keyidx[c] = malloc(BLOCK_MAX_EVENTS * sizeof(uint32_t)))) {
+			error_errno("cannot allocate a trace writer");
+			goto fail;
+		}
+	if (!(w->cctx = ZSTD_createCCtx())) {
+		error("cannot create a zstd context");
+		goto fail;
+	}
+	ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, ZSTD_LEVEL);
+	ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_checksumFlag, 1);
+	if (write_header(w, h))
+		goto fail;
+	w->failed = 0;
+	return w;
+fail:
+	ingero_writer_close(w);
+	return NULL;
+}
+
+int ingero_writer_add(struct ingero_writer *w, const struct ingero_event *ev)
+{
+	const struct stream_def *sd;
+	struct stream_buf *sb;
+	uint64_t key = ingero_event_key(ev);
+	unsigned c;
+	uint32_t i;
+
+	if (w->failed)
+		return -1;
+	if (ev->stream >= INGERO_NR_STREAMS)
+		return error("event of unknown stream %u", ev->stream);
+	sd = &stream_defs[ev->stream];
+	sb = &w->s[ev->stream];
+	if (w->st.events[ev->stream] && key < sb->last)
+		return error("'%s' event at %llu ns comes after one at %llu ns", sd->name,
+			     (unsigned long long)key, (unsigned long long)sb->last);
+	if (!w->total)
+		w->checkpoint_ns = w->st.first_ns = key;
+	if (key >= w->checkpoint_ns + CHECKPOINT_NS) {
+		if (checkpoint(w))
+			goto fail;
+		w->checkpoint_ns = key;
+	}
+	if (!sb->vals[0] && stream_alloc(sb, sd))
+		goto fail;
+	i = sb->n;
+	for (c = 0; c < sd->ncols; c++) {
+		const struct column_def *d = &sd->cols[c];
+
+		if (d->type == TYPE_STRING) {
+			int64_t id = strtab_intern(&w->strings, *(const char *const *)((const char *)ev + d->off));
+
+			if (id < 0)
+				goto fail;
+			sb->vals[c][i] = (uint64_t)id;
+		} else {
+			sb->vals[c][i] = field_get(ev, d);
+		}
+	}
+	if (!i)
+		sb->first = key;
+	sb->last = key;
+	sb->n = i + 1;
+	if (key < w->st.first_ns)
+		w->st.first_ns = key;
+	if (key > w->st.last_ns)
+		w->st.last_ns = key;
+	w->st.events[ev->stream]++;
+	w->total++;
+	if (sb->n == BLOCK_MAX_EVENTS && end_block(w, ev->stream))
+		goto fail;
+	return 0;
+fail:
+	w->failed = 1;
+	return -1;
+}
+
+int ingero_writer_flush(struct ingero_writer *w)
+{
+	if (w->failed)
+		return -1;
+	if (checkpoint(w)) {
+		w->failed = 1;
+		return -1;
+	}
+	return 0;
+}
+
+void ingero_writer_stats(const struct ingero_writer *w, struct ingero_trace_stats *st)
+{
+	*st = w->st;
+	st->bytes = w->offset;
+}
+
+/* The footer: a skippable frame holding the index section and a trailer that locates it from the end. */
+static int write_index(struct ingero_writer *w)
+{
+	size_t i, len = INDEX_HEAD_SIZE + w->nindex * INDEX_ENTRY_SIZE;
+	uint8_t *p;
+
+	w->sec.len = 0;
+	if (buf_grow(&w->sec, 8 + SECTION_HEADER_SIZE + len + TRAILER_SIZE))
+		return -1;
+	p = w->sec.data + 8 + SECTION_HEADER_SIZE;
+	put_u32(p, (uint32_t)w->nindex);
+	put_u32(p + 4, INDEX_ENTRY_SIZE);
+	for (i = 0, p += INDEX_HEAD_SIZE; i < w->nindex; i++, p += INDEX_ENTRY_SIZE) {
+		const struct index_entry *e = &w->index[i];
+
+		put_u64(p, e->offset);
+		put_u32(p + 8, e->size);
+		put_u32(p + 12, e->blockno);
+		put_u32(p + 16, e->kind);
+		put_u32(p + 20, e->stream);
+		put_u32(p + 24, e->count);
+		put_u32(p + 28, e->checkpoint);
+		put_u64(p + 32, e->first);
+		put_u64(p + 40, e->last);
+	}
+	section_seal(w->sec.data + 8, TAG_INDEX, (uint32_t)len, w->blockno);
+	put_u32(w->sec.data, SKIPPABLE_MAGIC);
+	put_u32(w->sec.data + 4, (uint32_t)(SECTION_HEADER_SIZE + len + TRAILER_SIZE));
+	put_u64(p, 8 + SECTION_HEADER_SIZE + len + TRAILER_SIZE);
+	memcpy(p + 8, TRAILER_MAGIC, 8);
+	if (write_all(w->fd, w->sec.data, 8 + SECTION_HEADER_SIZE + len + TRAILER_SIZE))
+		return -1;
+	w->offset += 8 + SECTION_HEADER_SIZE + len + TRAILER_SIZE;
+	return 0;
+}
+
+int ingero_writer_close(struct ingero_writer *w)
+{
+	int ret = w->failed ? -1 : 0;
+	unsigned s, c;
+
+	if (!ret && (checkpoint(w) || write_index(w)))
+		ret = -1;
+	for (s = 0; s < INGERO_NR_STREAMS; s++)
+		for (c = 0; c < MAX_COLUMNS; c++)
+			free(w->s[s].vals[c]);
+	for (c = 0; c < MAX_COLUMNS; c++)
+		free(w->keyidx[c]);
+	strtab_release(&w->strings);
+	buf_release(&w->sec);
+	buf_release(&w->out);
+	column_scratch_release(&w->scratch);
+	ZSTD_freeCCtx(w->cctx);
+	free(w->index);
+	free(w);
+	return ret;
+}

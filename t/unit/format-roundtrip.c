@@ -1,0 +1,209 @@
+/* The trace format's round trip: every field of every stream back as written, in merge order; seek; a lost footer. */
+#include <inttypes.h>
+#include <stdio.h>
+#include "tap.h"
+#include "format-gen.h"
+#include "../../lib/error.h"
+
+static struct ingero_reader *reopen(int fd)
+{
+	lseek(fd, 0, SEEK_SET);
+	return ingero_reader_open_fd(fd, "memfd");
+}
+
+/* Reads r to its end; 1 when it returns exactly want[0..n) and then end status st. */
+static int read_all(struct ingero_reader *r, const struct ingero_event *want, size_t n, int st, size_t *got)
+{
+	struct ingero_event ev;
+	size_t i = 0;
+	int ret, same = 1;
+
+	while ((ret = ingero_reader_next(r, &ev)) == 1) {
+		if (i >= n || !event_eq(&ev, &want[i])) {
+			if (same)
+				printf("# event %zu differs (stream %u key %" PRIu64 ")\n", i, ev.stream,
+				       ingero_event_key(&ev));
+			same = 0;
+		}
+		i++;
+	}
+	*got = i;
+	return same && i == n && ret == st;
+}
+
+static void test_roundtrip(void)
+{
+	static const size_t counts[INGERO_NR_STREAMS] = { 40000, 50, 30000, 20000, 500, 20, 5 };
+	struct gen g;
+	struct ingero_trace_stats st;
+	struct ingero_reader *r;
+	struct ingero_event *m;
+	const struct ingero_header *h;
+	size_t n, got, i;
+	int fd, same;
+
+	gen_trace(&g, 42, counts, 5000000000ull, 4500000000ull);
+	fd = gen_write(&g, &gen_header, 1);
+	ok(fd >= 0, "a trace of %zu random events is written", g.n);
+	m = gen_merged(&g, NULL, &n);
+	r = reopen(fd);
+	ok(r && ingero_reader_indexed(r), "it opens with its index");
+	if (!r)
+		return;
+	h = ingero_reader_header(r);
+	ok(h->start_ns == gen_header.start_ns && h->realtime_ns == gen_header.realtime_ns && h->ncpus == 8 &&
+	   !strcmp(h->host, "gpu-box") && !strcmp(h->kernel, "6.18.0") && !strcmp(h->clock, "mono") &&
+	   !strcmp(h->boot_id, gen_header.boot_id) && !strcmp(h->command, gen_header.command),
+	   "the header comes back");
+	ok(h->napis == 3 && !strcmp(h->apis[0].name, "cudaMalloc") && h->apis[0].nargs == 2 &&
+	   h->apis[0].args[0].kind == INGERO_ARG_OUT_DEVPTR && !strcmp(h->apis[0].args[1].name, "size") &&
+	   !strcmp(h->apis[2].lib, "cuda") && h->apis[1].role == INGERO_ROLE_FREE,
+	   "the API table comes back");
+	same = read_all(r, m, n, 0, &got);
+	ok(same, "every event comes back field for field in key order (%zu of %zu)", got, n);
+	ingero_reader_stats(r, &st);
+	for (i = 0; i < INGERO_NR_STREAMS; i++)
+		is_u64(st.events[i], counts[i], "the index counts the %s events", ingero_stream_name(i));
+	ok(st.first_ns == ingero_event_key(&m[0]) && st.last_ns == ingero_event_key(&m[n - 1]),
+	   "the index has the time span");
+	ok(st.blocks > 12, "the events span %" PRIu64 " blocks", st.blocks);
+
+	/* seek: the first event at or after t, then on in order */
+	for (i = 0; i < 40; i++) {
+		uint64_t t = i == 0 ? 0 : i == 1 ? UINT64_MAX : ingero_event_key(&m[0]) + rnd_below(5000000000ull);
+		size_t lo = 0, left;
+
+		while (lo < n && ingero_event_key(&m[lo]) < t)
+			lo++;
+		ingero_reader_seek(r, t);
+		left = n - lo < 50 ? n - lo : 50;
+		{
+			struct ingero_event ev;
+			size_t k;
+			int same = 1;
+
+			for (k = 0; k < left; k++)
+				if (ingero_reader_next(r, &ev) != 1 || !event_eq(&ev, &m[lo + k]))
+					same = 0;
+			if (left < 50)
+				same = same && ingero_reader_next(r, &ev) == 0;
+			if (!same || i < 3)
+				ok(same, "seek to %" PRIu64 " lands on event %zu", t, lo);
+		}
+	}
+	ok(1, "seek landed right at 40 random times");
+
+	/* one stream only */
+	{
+		struct ingero_event ev, *sw = calloc(n, sizeof(*sw));
+		size_t k = 0, j = 0;
+		int same = 1;
+
+		for (i = 0; i < n; i++)
+			if (m[i].stream == INGERO_STREAM_SWITCH)
+				sw[k++] = m[i];
+		ingero_reader_seek(r, 0);
+		ingero_reader_streams(r, 1u << INGERO_STREAM_SWITCH);
+		while (ingero_reader_next(r, &ev) == 1)
+			same = same && j < k && event_eq(&ev, &sw[j++]);
+		ok(same && j == k, "a stream mask returns that stream alone (%zu)", j);
+		free(sw);
+	}
+	ingero_reader_close(r);
+
+	/* without the footer: found by scanning, same events, a clean end */
+	{
+		uint8_t t[16];
+		uint64_t size = lseek(fd, 0, SEEK_END), fsize;
+
+		pread(fd, t, 16, size - 16);
+		fsize = t[0] | (uint64_t)t[1] << 8 | (uint64_t)t[2] << 16 | (uint64_t)t[3] << 24;
+		ok(!memcmp(t + 8, "INGIDX01", 8) && fsize < size, "the trailer locates the footer");
+		ftruncate(fd, size - fsize);
+		r = reopen(fd);
+		ok(r && !ingero_reader_indexed(r), "without its footer the trace opens by scanning");
+		if (r) {
+			same = read_all(r, m, n, 0, &got);
+			ok(same, "and returns the same %zu events", got);
+			ingero_reader_stats(r, &st);
+			is_u64(st.events[INGERO_STREAM_CALL], counts[0], "the rebuilt index counts the calls");
+			ingero_reader_seek(r, ingero_event_key(&m[n / 2]));
+			{
+				struct ingero_event ev;
+				size_t lo = 0;
+
+				while (ingero_event_key(&m[lo]) < ingero_event_key(&m[n / 2]))
+					lo++;
+				ok(ingero_reader_next(r, &ev) == 1 && event_eq(&ev, &m[lo]),
+				   "and seeks with the rebuilt index");
+			}
+			ingero_reader_close(r);
+		}
+	}
+	close(fd);
+	free(m);
+	free(g.ev);
+}
+
+static void test_writer_rules(void)
+{
+	int fd = memfd_create("trace", 0);
+	struct ingero_writer *w = ingero_writer_new(fd, &gen_header);
+	struct ingero_event a = { .stream = INGERO_STREAM_SWITCH, .ts = 2000 }, b = a;
+	struct ingero_trace_stats st;
+	struct ingero_reader *r;
+	struct ingero_event ev;
+
+	b.ts = 1000;
+	ok(w && !ingero_writer_add(w, &a), "an event is added");
+	error_quiet = 1;
+	ok(ingero_writer_add(w, &b) < 0, "an earlier one in the same stream is refused");
+	error_quiet = 0;
+	ingero_writer_stats(w, &st);
+	is_u64(st.events[INGERO_STREAM_SWITCH], 1, "the writer counts what it took");
+	ingero_writer_close(w);
+	close(fd);
+
+	fd = memfd_create("trace", 0);
+	w = ingero_writer_new(fd, &gen_header);
+	ok(w && !ingero_writer_close(w), "an empty trace is written");
+	r = reopen(fd);
+	ok(r && ingero_reader_next(r, &ev) == 0, "and reads as empty");
+	ingero_reader_close(r);
+	close(fd);
+}
+
+/* A flush makes everything so far readable while the writer goes on. */
+static void test_flush(void)
+{
+	static const size_t counts[INGERO_NR_STREAMS] = { 100, 0, 100, 100, 0, 0, 1 };
+	struct gen g;
+	struct ingero_reader *r;
+	struct ingero_writer *w;
+	struct ingero_event *m;
+	size_t n, got, i;
+	int fd = memfd_create("trace", 0);
+
+	gen_trace(&g, 7, counts, 0, 100000);
+	w = ingero_writer_new(fd, &gen_header);
+	for (i = 0; i < g.n; i++)
+		ingero_writer_add(w, &g.ev[i]);
+	ok(!ingero_writer_flush(w), "a flush succeeds");
+	m = gen_merged(&g, NULL, &n);
+	r = reopen(fd);
+	got = 0;
+	ok(r && read_all(r, m, n, 0, &got), "a reader sees every event added before it");
+	ingero_reader_close(r);
+	ingero_writer_close(w);
+	close(fd);
+	free(m);
+	free(g.ev);
+}
+
+int main(void)
+{
+	test_roundtrip();
+	test_writer_rules();
+	test_flush();
+	return done_testing();
+}
