@@ -83,7 +83,7 @@ struct cls {
 struct row {
 	uint64_t calls, errors, lossy, total, min, max;
 	uint64_t split[INGERO_NR_SPLITS];
-	uint64_t *sketch;	/* SKETCH_BUCKETS */
+	uint64_t *sketch;	/* 2 * SKETCH_BUCKETS */
 	struct cls *cls;	/* CLASSES; outer rows only */
 };
 
@@ -147,7 +147,10 @@ static inline uint64_t blame_key(uint32_t api, uint32_t cls, int is_waker, int32
 	return (uint64_t)is_waker << 62 | (uint64_t)api << 40 | (uint64_t)cls << 28 | ((uint32_t)tid & 0x0fffffff);
 }
 
+/* A sketch: SKETCH_BUCKETS counts, then as many sums. */
 void sketch_add(uint64_t *sketch, uint64_t v);
+/* What bucket b stands for: the mean of its values. */
+uint64_t sketch_value(const uint64_t *sketch, uint32_t b);
 uint32_t sketch_bucket(uint64_t v);
 /* The bucket's lowest value and the value that stands for it. */
 uint64_t sketch_low(uint32_t b);

@@ -105,11 +105,10 @@ static void fill_api(struct ingero_analysis_api *o, const struct row *r, uint32_
 
 		if (!r->sketch[b])
 			continue;
-		mid = sketch_mid(b);
-		mid = mid < r->min ? r->min : mid > r->max ? r->max : mid;
-		o->hist[log2_bucket(sketch_low(b) > r->min ? sketch_low(b) : r->min)] += r->sketch[b];
+		mid = sketch_value(r->sketch, b);
+		o->hist[log2_bucket(mid)] += r->sketch[b];
 		if (mid > o->p50_ns)
-			o->excess_ns += r->sketch[b] * (mid - o->p50_ns);
+			o->excess_ns += r->sketch[SKETCH_BUCKETS + b] - r->sketch[b] * o->p50_ns;
 	}
 }
 

@@ -1,7 +1,7 @@
 /*
  * Latency percentiles in bounded memory: a log-bucket sketch whose buckets
- * are 1/64 of a power of two wide, so a bucket's midpoint is within 1/128
- * of any value in it.
+ * are 1/64 of a power of two wide. A bucket stands for the mean of its
+ * values: within 1/64 of any value in it, and exact when they are all equal.
  */
 #include "analysis-internal.h"
 
@@ -37,7 +37,15 @@ uint64_t sketch_mid(uint32_t b)
 
 void sketch_add(uint64_t *sketch, uint64_t v)
 {
-	sketch[sketch_bucket(v)]++;
+	uint32_t b = sketch_bucket(v);
+
+	sketch[b]++;
+	sketch[SKETCH_BUCKETS + b] += v;
+}
+
+uint64_t sketch_value(const uint64_t *sketch, uint32_t b)
+{
+	return sketch[b] ? sketch[SKETCH_BUCKETS + b] / sketch[b] : sketch_mid(b);
 }
 
 uint64_t sketch_quantile(const uint64_t *sketch, uint64_t n, double q, uint64_t min, uint64_t max)
@@ -58,6 +66,6 @@ uint64_t sketch_quantile(const uint64_t *sketch, uint64_t n, double q, uint64_t 
 		if (seen >= rank)
 			break;
 	}
-	v = sketch_mid(b < SKETCH_BUCKETS ? b : SKETCH_BUCKETS - 1);
+	v = sketch_value(sketch, b < SKETCH_BUCKETS ? b : SKETCH_BUCKETS - 1);
 	return v < min ? min : v > max ? max : v;
 }

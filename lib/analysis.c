@@ -491,7 +491,7 @@ static struct row *row_get(struct ingero_analysis *a, uint32_t api, int nested)
 	if (r)
 		return r;
 	r = calloc(1, sizeof(*r));
-	if (!r || !(r->sketch = calloc(SKETCH_BUCKETS, sizeof(*r->sketch))) ||
+	if (!r || !(r->sketch = calloc(2 * SKETCH_BUCKETS, sizeof(*r->sketch))) ||
 	    (!nested && !(r->cls = calloc(CLASSES, sizeof(*r->cls))))) {
 		if (r)
 			free(r->sketch);

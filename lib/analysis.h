@@ -79,8 +79,11 @@ struct ingero_analysis_api {
 	uint64_t hist[INGERO_ANALYSIS_HIST];
 };
 
-/* The percentiles are log-bucket estimates: at most this far from the exact rank's value, relatively. */
-#define INGERO_ANALYSIS_REL_ERROR (1.0 / 128)
+/*
+ * The percentiles are log-bucket estimates: at most this far from the exact
+ * rank's value, relatively (the mean of a bucket 1/64 of a power of two wide).
+ */
+#define INGERO_ANALYSIS_REL_ERROR (1.0 / 64)
 
 struct ingero_analysis_chain {
 	uint32_t api;

@@ -111,7 +111,7 @@ static int near(uint64_t got, uint64_t want)
 {
 	double d = (double)got - (double)want;
 
-	return (d < 0 ? -d : d) <= want * (1.0 / 128) + 1;
+	return (d < 0 ? -d : d) <= want * INGERO_ANALYSIS_REL_ERROR + 1;
 }
 
 /* Twenty 10 us launches on CPU 0; the eighth is preempted by hog for 40 us. */
@@ -144,7 +144,7 @@ static void test_preemption(void)
 	is_u64(a->split_ns[INGERO_SPLIT_PREEMPTED], 40000, "40 us preempted");
 	is_u64(a->split_ns[INGERO_SPLIT_ONCPU], 200000, "the rest on CPU");
 	is_u64(a->max_ns, 50000, "max");
-	ok(near(a->p50_ns, 10000), "p50 within the stated bound (%llu)", (unsigned long long)a->p50_ns);
+	is_u64(a->p50_ns, 10000, "p50: exact when a bucket's values are equal");
 	is_u64(a->p99_ns, 50000, "p99 is the preempted call");
 	is_u64(r->nchains, 1, "one chain");
 	c = &r->chains[0];
@@ -365,6 +365,24 @@ static void test_filters(void)
 	is_u64(r->threads[0].task.tid, 102, "102");
 }
 
+/* Spread durations: the percentiles keep the stated bound against the exact ranks. */
+static void test_percentiles(void)
+{
+	const struct ingero_analysis_result *r;
+	const struct ingero_analysis_api *a;
+	uint64_t i, t = 1000;
+
+	for (i = 0; i < 1000; i++, t += 200000)
+		call(LAUNCH, 101, t, t + 1000 + (i * 7919) % 1000 * 97, 0, 0, 0, 0, 0);
+	r = run();
+	a = row(r, LAUNCH, 0);
+	/* The durations are 1000 + 97 k for k = 0..999, each once: rank n is 1000 + 97 (n - 1). */
+	ok(near(a->p50_ns, 1000 + 97 * 499), "p50 %llu within the bound", (unsigned long long)a->p50_ns);
+	ok(near(a->p90_ns, 1000 + 97 * 899), "p90 %llu within the bound", (unsigned long long)a->p90_ns);
+	ok(near(a->p99_ns, 1000 + 97 * 989), "p99 %llu within the bound", (unsigned long long)a->p99_ns);
+	is_u64(a->max_ns, 1000 + 97 * 999, "max exact");
+}
+
 int main(void)
 {
 	test_preemption();
@@ -373,6 +391,7 @@ int main(void)
 	test_memory();
 	test_lost_and_open();
 	test_filters();
+	test_percentiles();
 	ingero_analysis_free(an);
 	return done_testing();
 }

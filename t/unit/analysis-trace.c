@@ -1,0 +1,281 @@
+/*
+ * A known trace, written with the trace writer: run bare, it reads it back
+ * through the reader and checks the engine's answers (TAP); with a path it
+ * only writes it, for t3000's golden output; with --large N PATH it writes
+ * a trace of about N million events, for measuring the engine's speed.
+ */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "tap.h"
+#include "../../lib/analysis.h"
+#include "../../lib/trace.h"
+
+enum { LAUNCH, SYNC, MALLOC, MEMALLOC, FREE, NAPIS };
+
+static const struct ingero_api apis[NAPIS] = {
+	[LAUNCH] = { "cudaLaunchKernel", "cudart", "launch", "cudaError_t", INGERO_ROLE_LAUNCH, 1,
+		     { { "const void *", "func", INGERO_ARG_PTR } } },
+	[SYNC] = { "cudaStreamSynchronize", "cudart", "sync", "cudaError_t", INGERO_ROLE_SYNC, 1,
+		   { { "cudaStream_t", "stream", INGERO_ARG_STREAM } } },
+	[MALLOC] = { "cudaMalloc", "cudart", "alloc", "cudaError_t", INGERO_ROLE_ALLOC, 2,
+		     { { "void **", "devPtr", INGERO_ARG_OUT_DEVPTR }, { "size_t", "size", INGERO_ARG_SIZE } } },
+	[MEMALLOC] = { "cuMemAlloc_v2", "cuda", "alloc", "CUresult", INGERO_ROLE_ALLOC, 2,
+		       { { "CUdeviceptr *", "dptr", INGERO_ARG_OUT_DEVPTR }, { "size_t", "bytesize", INGERO_ARG_SIZE } } },
+	[FREE] = { "cudaFree", "cudart", "alloc", "cudaError_t", INGERO_ROLE_FREE, 1,
+		   { { "void *", "devPtr", INGERO_ARG_DEVPTR } } },
+};
+
+#define APP 1001
+#define GPU 1002
+#define JOURNALD 612
+#define HOG 700
+#define START 1000000000ULL
+
+static struct ingero_event *evs;
+static size_t nevs, cap;
+static uint64_t next_id = 1, ncalls;
+
+static struct ingero_event *push(uint32_t stream, uint64_t ts)
+{
+	if (nevs == cap) {
+		cap = cap ? 2 * cap : 4096;
+		evs = realloc(evs, cap * sizeof(*evs));
+		if (!evs)
+			abort();
+	}
+	memset(&evs[nevs], 0, sizeof(evs[0]));
+	evs[nevs].stream = stream;
+	evs[nevs].ts = ts;
+	return &evs[nevs++];
+}
+
+static const char *comm_of(int32_t tid)
+{
+	switch (tid) {
+	case 0: return "swapper";
+	case APP: return "trainer";
+	case GPU: return "gpu";
+	case JOURNALD: return "journald";
+	case HOG: return "hog";
+	}
+	return "worker";
+}
+
+static uint64_t call(uint32_t api, int32_t tid, uint64_t ts, uint64_t end, uint64_t parent,
+		     uint64_t a0, uint64_t a1, uint64_t out, uint64_t ret)
+{
+	struct ingero_event *e = push(INGERO_STREAM_CALL, ts);
+
+	ncalls++;
+
+	e->call = (struct ingero_call){ .end_ns = end, .id = next_id++, .parent = parent, .pid = APP - 1,
+					.tid = (uint32_t)tid, .api = api, .args = { a0, a1 }, .out = out, .ret = ret };
+	return e->call.id;
+}
+
+static void sw(uint64_t ts, uint32_t cpu, int32_t prev, uint32_t state, int32_t next)
+{
+	struct ingero_event *e = push(INGERO_STREAM_SWITCH, ts);
+
+	e->sw = (struct ingero_switch){ .cpu = cpu, .prev_tid = prev, .next_tid = next, .prev_state = state,
+					.prev_comm = comm_of(prev), .next_comm = comm_of(next) };
+}
+
+static void wake(uint64_t ts, uint32_t cpu, int32_t waker, int32_t wakee, uint32_t target)
+{
+	struct ingero_event *e = push(INGERO_STREAM_WAKEUP, ts);
+
+	e->wakeup = (struct ingero_wakeup){ .cpu = cpu, .target_cpu = target, .waker_tid = waker,
+					    .wakee_tid = wakee, .wakee_comm = comm_of(wakee) };
+}
+
+/*
+ * The known trace: 100 cudaFree of 400 us, 5 of them preempted on CPU 0 by
+ * journald for 1.2 ms; 10 syncs that sleep 85 us until the GPU thread wakes
+ * them; allocations through cudaMalloc (around cuMemAlloc_v2), two never
+ * freed; one failed call, 3 events lost on CPU 1, a sync still open.
+ */
+static void known_trace(void)
+{
+	uint64_t t = START + 1000, id;
+	struct ingero_event *e;
+	int i;
+
+	e = push(INGERO_STREAM_LIB, START);
+	e->lib = (struct ingero_lib){ .id = 1, .pid = APP - 1, .probes = 5, .path = "/usr/lib/libcudart.so.13",
+				      .build_id = "0123456789abcdef" };
+	e = push(INGERO_STREAM_TASK, START);
+	e->task = (struct ingero_task){ .kind = INGERO_TASK_FORK, .pid = APP - 1, .tid = APP,
+					.child_pid = APP - 1, .child_tid = GPU, .comm = "trainer" };
+	sw(START + 10, 0, 0, 0, APP);
+	sw(START + 10, 1, 0, 0, GPU);
+	sw(START + 20, 1, GPU, INGERO_STATE_SLEEPING, 0);
+	for (i = 0; i < 100; i++, t += 500000) {
+		uint64_t end = t + 400000;
+
+		if (i % 20 == 7) {
+			sw(t + 100000, 0, APP, INGERO_STATE_PREEMPTED, JOURNALD);
+			sw(t + 1300000, 0, JOURNALD, INGERO_STATE_SLEEPING, APP);
+			end += 1200000;
+			t += 1200000;
+		}
+		call(FREE, APP, end - 400000 - (i % 20 == 7 ? 1200000 : 0), end, 0, 0x100000 + i, 0, 0, 0);
+	}
+	for (i = 0; i < 10; i++, t += 200000) {
+		uint64_t late = i == 9 ? 50000 : 0;
+
+		sw(t + 5000, 0, APP, INGERO_STATE_SLEEPING, 0);
+		sw(t + 80000 + late, 1, 0, 0, GPU);
+		wake(t + 90000 + late, 1, GPU, APP, 0);
+		sw(t + 91000 + late, 1, GPU, INGERO_STATE_SLEEPING, 0);
+		sw(t + 93000 + late, 0, 0, 0, APP);
+		call(SYNC, APP, t, t + 100000 + late, 0, 0, 0, 0, 0);
+	}
+	for (i = 0; i < 4; i++, t += 10000) {
+		id = next_id + 1;
+		call(MEMALLOC, APP, t + 100, t + 900, id, 0, 1 << (20 + i), 0x7f0000000000ULL + (i << 24), 0);
+		call(MALLOC, APP, t, t + 1000, 0, 0, 1 << (20 + i), 0x7f0000000000ULL + (i << 24), 0);
+	}
+	call(FREE, APP, t, t + 500, 0, 0x7f0000000000ULL, 0, 0, 0);
+	call(FREE, APP, t + 1000, t + 1500, 0, 0x7f0000000000ULL + (2 << 24), 0, 0, 0);
+	call(MALLOC, APP, t + 2000, t + 2600, 0, 0, 1ULL << 40, 0, 2);
+	for (i = 0; i < 20; i++)
+		call(LAUNCH, APP, t + 3000 + i * 10000, t + 8000 + i * 10000, 0, 0, 0, 0, 0);
+	t += 300000;
+	e = push(INGERO_STREAM_LOST, t);
+	e->lost = (struct ingero_lost){ .cpu = 1, .end_ns = t + 2000, .count = 3 };
+	e = push(INGERO_STREAM_OPEN, t + 10000);
+	e->call = (struct ingero_call){ .end_ns = t + 50000, .id = next_id++, .pid = APP - 1, .tid = APP, .api = SYNC };
+}
+
+/* Threads on two CPUs, each call preempted by a hog or sleeping in a sync: about n events. */
+static void large_trace(uint64_t n)
+{
+	uint64_t t = START, i;
+	int32_t tids[4] = { APP, APP + 1, APP + 2, APP + 3 };
+
+	for (i = 0; i < 4; i++)
+		sw(t, (uint32_t)i % 2, 0, 0, tids[i]);
+	for (i = 0; nevs + 8 < n; i++) {
+		int32_t tid = tids[i % 4];
+		uint32_t cpu = (uint32_t)(i % 2);
+		int32_t other = tids[(i + 2) % 4];
+
+		t += 10000;
+		switch (i % 4) {
+		case 0:
+			sw(t + 1000, cpu, tid, INGERO_STATE_PREEMPTED, HOG + (int32_t)(i % 7));
+			sw(t + 3000, cpu, HOG + (int32_t)(i % 7), INGERO_STATE_SLEEPING, tid);
+			call(LAUNCH, tid, t, t + 5000, 0, 0, 0, 0, 0);
+			break;
+		case 1:
+			sw(t + 500, cpu, tid, INGERO_STATE_SLEEPING, other);
+			wake(t + 4000, 1 - cpu, other, tid, cpu);
+			sw(t + 4500, cpu, other, INGERO_STATE_PREEMPTED, tid);
+			call(SYNC, tid, t, t + 6000, 0, 0, 0, 0, 0);
+			break;
+		case 2:
+			call(MALLOC, tid, t, t + 2000, 0, 0, 4096 + (i % 64), 0x10000000ULL + (i % 65536) * 8192, 0);
+			break;
+		default:
+			call(FREE, tid, t, t + 1500, 0, 0x10000000ULL + ((i - 1) % 65536) * 8192, 0, 0, 0);
+			break;
+		}
+	}
+}
+
+static int by_key(const void *x, const void *y)
+{
+	const struct ingero_event *p = x, *q = y;
+	uint64_t a = ingero_event_key(p), b = ingero_event_key(q);
+
+	return a < b ? -1 : a > b ? 1 : p < q ? -1 : p > q;
+}
+
+static int write_trace(const char *path)
+{
+	struct ingero_header h = {
+		.start_ns = START, .realtime_ns = 1700000000000000000ULL, .ncpus = 2, .host = "testhost",
+		.kernel = "6.18.0-test", .clock = "mono", .boot_id = "00000000-0000-0000-0000-000000000000",
+		.command = "python3 train.py --steps 100", .napis = NAPIS, .apis = apis,
+	};
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	struct ingero_writer *w;
+	size_t i;
+
+	if (fd < 0)
+		return -1;
+	qsort(evs, nevs, sizeof(evs[0]), by_key);
+	w = ingero_writer_new(fd, &h);
+	for (i = 0; w && i < nevs; i++)
+		if (ingero_writer_add(w, &evs[i]))
+			break;
+	if (!w || i < nevs || ingero_writer_close(w))
+		return -1;
+	return close(fd);
+}
+
+static void check(const char *path)
+{
+	struct ingero_reader *r = ingero_reader_open(path);
+	const struct ingero_header *h;
+	const struct ingero_analysis_result *res;
+	struct ingero_analysis_opts o = { .api = -1 };
+	struct ingero_analysis *a;
+	struct ingero_event ev;
+	uint32_t i;
+	int ret;
+
+	if (!ok(r, "the trace reads back"))
+		return;
+	h = ingero_reader_header(r);
+	o.apis = h->apis;
+	o.napis = h->napis;
+	o.start_ns = h->start_ns;
+	a = ingero_analysis_new(&o);
+	while ((ret = ingero_reader_next(r, &ev)) > 0)
+		if (ingero_analysis_add(a, &ev))
+			break;
+	is_u64(ret, 0, "read to the end");
+	res = ingero_analysis_finish(a);
+	is_u64(res->events[INGERO_STREAM_CALL], ncalls, "every call came through");
+	ok(res->nchains >= 1 && res->chains[0].api == FREE, "the first chain is cudaFree's");
+	is_u64(res->chains[0].cause, INGERO_CAUSE_PREEMPTED, "preempted");
+	is_u64(res->chains[0].culprits[0].task.tid, JOURNALD, "by journald");
+	is_u64(res->chains[0].culprits[0].ns, 5 * 1200000, "5 x 1.2 ms");
+	is_u64(res->chains[0].slow_calls, 5, "5 slow calls");
+	for (i = 0; i < res->nchains; i++)
+		if (res->chains[i].api == SYNC) {
+			is_u64(res->chains[i].cause, INGERO_CAUSE_GPU_WAIT, "the sync waited for the GPU");
+			is_u64(res->chains[i].waker.tid, GPU, "woken by the GPU thread");
+		}
+	is_u64(res->memory.peak_bytes, (1 << 20) + (2 << 20) + (4 << 20) + (8 << 20), "peak bytes");
+	is_u64(res->memory.live_bytes_end, (2 << 20) + (8 << 20), "live at the end");
+	is_u64(res->memory.nunfreed, 2, "two never freed");
+	is_u64(res->lost_total, 3, "3 lost");
+	is_u64(res->nopen, 1, "one open call");
+	ingero_analysis_free(a);
+	ingero_reader_close(r);
+}
+
+int main(int argc, char **argv)
+{
+	char path[] = "/tmp/ingero-analysis-trace.XXXXXX";
+	int fd;
+
+	if (argc == 4 && !strcmp(argv[1], "--large")) {
+		large_trace(strtoull(argv[2], NULL, 0) * 1000000);
+		return write_trace(argv[3]) ? 1 : 0;
+	}
+	known_trace();
+	if (argc == 2)
+		return write_trace(argv[1]) ? 1 : 0;
+	fd = mkstemp(path);
+	ok(fd >= 0 && !write_trace(path), "the known trace is written");
+	check(path);
+	unlink(path);
+	close(fd);
+	return done_testing();
+}
