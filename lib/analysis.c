@@ -10,6 +10,7 @@
 #include "error.h"
 #include "trace.h"
 
+/* Ring sizes: powers of two. */
 #define RING_MIN 16		/* any task: enough to name who ran */
 #define RING_TRACED 256		/* a traced thread's calls span more */
 #define RING_MAX 8192
@@ -41,6 +42,8 @@ static uint64_t clip(const struct ingero_analysis *a, uint64_t lo, uint64_t hi)
 /* part * num / den without overflow: stretches can be long and busy. */
 static uint64_t scale(uint64_t part, uint64_t num, uint64_t den)
 {
+	if (num == den)
+		return part;
 	return den ? (uint64_t)((unsigned __int128)part * num / den) : 0;
 }
 
@@ -76,7 +79,7 @@ static int ring_resize(struct thread *t, uint32_t cap)
 	if (!r)
 		return -1;
 	for (i = 0; i < keep; i++)
-		r[i] = t->ring[(t->head + t->cap - (keep - 1 - i)) % t->cap];
+		r[i] = t->ring[(t->head - (keep - 1 - i)) & (t->cap - 1)];
 	free(t->ring);
 	t->ring = r;
 	t->cap = cap;
@@ -221,7 +224,7 @@ static int thread_enter(struct ingero_analysis *a, struct thread *t, uint64_t ts
 	if (ts < s->start)
 		ts = s->start;
 	close_stretch(a, t, s, ts);
-	t->head = (t->head + 1) % t->cap;
+	t->head = (t->head + 1) & (t->cap - 1);
 	if (t->len < t->cap)
 		t->len++;
 	t->ring[t->head] = (struct stretch){ .start = ts, .kind = (uint8_t)kind, .cpu = (uint16_t)cpu, .who = who };
@@ -237,8 +240,8 @@ static int mark_traced(struct ingero_analysis *a, struct thread *t)
 		return 0;
 	t->traced = 1;
 	for (k = t->len - 1; k >= 1; k--) {
-		const struct stretch *s = &t->ring[(t->head + t->cap - k) % t->cap];
-		const struct stretch *next = &t->ring[(t->head + t->cap - k + 1) % t->cap];
+		const struct stretch *s = &t->ring[(t->head - k) & (t->cap - 1)];
+		const struct stretch *next = &t->ring[(t->head - k + 1) & (t->cap - 1)];
 
 		if (is_runnable(s->kind))
 			blame_stretch(a, t, s, next->start);
@@ -447,7 +450,7 @@ static void split_call(struct ingero_analysis *a, struct thread *t, const struct
 
 	memset(cs, 0, sizeof(*cs));
 	for (k = 0; k < t->len; k++) {
-		const struct stretch *s = &t->ring[(t->head + t->cap - k) % t->cap];
+		const struct stretch *s = &t->ring[(t->head - k) & (t->cap - 1)];
 		uint64_t lo = s->start > ts ? s->start : ts, hi = s_end < end ? s_end : end, ov;
 		unsigned kind = s->kind == KIND_PENDING ? INGERO_SPLIT_ONCPU : s->kind;
 

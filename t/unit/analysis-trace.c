@@ -2,9 +2,10 @@
  * A known trace, written with the trace writer: run bare, it reads it back
  * through the reader and checks the engine's answers (TAP); with a path it
  * only writes it, for t3000's golden output; with --large N PATH it writes
- * a trace of about N million events, for measuring the engine's speed.
+ * a trace of about N million events, and --bench PATH measures the engine on it.
  */
 #include <fcntl.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -150,18 +151,18 @@ static void known_trace(void)
 	e->call = (struct ingero_call){ .end_ns = t + 50000, .id = next_id++, .pid = APP - 1, .tid = APP, .api = SYNC };
 }
 
-/* Threads on two CPUs, each call preempted by a hog or sleeping in a sync: about n events. */
+/* Four threads on four CPUs, each call preempted by a hog or sleeping in a sync: about n events. */
 static void large_trace(uint64_t n)
 {
 	uint64_t t = START, i;
 	int32_t tids[4] = { APP, APP + 1, APP + 2, APP + 3 };
 
 	for (i = 0; i < 4; i++)
-		sw(t, (uint32_t)i % 2, 0, 0, tids[i]);
+		sw(t, (uint32_t)i, 0, 0, tids[i]);
 	for (i = 0; nevs + 8 < n; i++) {
 		int32_t tid = tids[i % 4];
-		uint32_t cpu = (uint32_t)(i % 2);
-		int32_t other = tids[(i + 2) % 4];
+		uint32_t cpu = (uint32_t)(i % 4);
+		int32_t other = 800 + (int32_t)(i % 3);
 
 		t += 10000;
 		switch (i % 4) {
@@ -172,7 +173,7 @@ static void large_trace(uint64_t n)
 			break;
 		case 1:
 			sw(t + 500, cpu, tid, INGERO_STATE_SLEEPING, other);
-			wake(t + 4000, 1 - cpu, other, tid, cpu);
+			wake(t + 4000, (cpu + 1) % 4, other, tid, cpu);
 			sw(t + 4500, cpu, other, INGERO_STATE_PREEMPTED, tid);
 			call(SYNC, tid, t, t + 6000, 0, 0, 0, 0, 0);
 			break;
@@ -184,6 +185,45 @@ static void large_trace(uint64_t n)
 			break;
 		}
 	}
+}
+
+static double seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Reads the trace once alone and once into the engine: events per second of each. */
+static int bench(const char *path)
+{
+	int pass;
+
+	for (pass = 0; pass < 2; pass++) {
+		struct ingero_reader *r = ingero_reader_open(path);
+		struct ingero_analysis_opts o = { .api = -1 };
+		struct ingero_analysis *a = NULL;
+		struct ingero_event ev;
+		uint64_t n = 0;
+		double t0 = seconds();
+
+		if (!r)
+			return 1;
+		o.apis = ingero_reader_header(r)->apis;
+		o.napis = ingero_reader_header(r)->napis;
+		if (pass && !(a = ingero_analysis_new(&o)))
+			return 1;
+		while (ingero_reader_next(r, &ev) > 0 && (!a || !ingero_analysis_add(a, &ev)))
+			n++;
+		if (a && !ingero_analysis_finish(a))
+			return 1;
+		printf("%s: %llu events in %.3f s, %.2f M events/s\n", pass ? "read+analyze" : "read",
+		       (unsigned long long)n, seconds() - t0, n / (seconds() - t0) / 1e6);
+		ingero_analysis_free(a);
+		ingero_reader_close(r);
+	}
+	return 0;
 }
 
 static int by_key(const void *x, const void *y)
@@ -265,6 +305,8 @@ int main(int argc, char **argv)
 	char path[] = "/tmp/ingero-analysis-trace.XXXXXX";
 	int fd;
 
+	if (argc == 3 && !strcmp(argv[1], "--bench"))
+		return bench(argv[2]);
 	if (argc == 4 && !strcmp(argv[1], "--large")) {
 		large_trace(strtoull(argv[2], NULL, 0) * 1000000);
 		return write_trace(argv[3]) ? 1 : 0;
