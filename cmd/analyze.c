@@ -223,10 +223,10 @@ static void text_apis(const struct out *o)
 			NS(a->p50_ns), NS(a->p90_ns), NS(a->p99_ns), NS(a->max_ns),
 			a->p50_ns ? (double)a->p99_ns / a->p50_ns : 0.0,
 			pct(sp[INGERO_SPLIT_ONCPU], a->total_ns), pct(sp[INGERO_SPLIT_PREEMPTED], a->total_ns),
-			pct(sp[INGERO_SPLIT_BLOCKED] + sp[INGERO_SPLIT_YIELD], a->total_ns),
+			pct(sp[INGERO_SPLIT_BLOCKED], a->total_ns),
 			pct(sp[INGERO_SPLIT_WAIT], a->total_ns));
 	}
-	fprintf(o->f, "block: sleeping or yielding; wait: runnable after the wakeup. Percentiles are log-bucket "
+	fprintf(o->f, "preemp: runnable after a preemption; block: sleeping; wait: runnable after the wakeup. Percentiles are log-bucket "
 		"estimates within %.1f%%.\n", 100 * INGERO_ANALYSIS_REL_ERROR);
 }
 
@@ -249,7 +249,7 @@ static void text_chains(const struct out *o)
 			", of their time on CPU %.0f%%, preempted %.0f%%, blocked %.0f%%, waiting after wakeup %.0f%%\n",
 			NS(c->cost_ns), c->calls, NS(c->slow_from_ns), c->slow_calls,
 			pct(sp[INGERO_SPLIT_ONCPU], total), pct(sp[INGERO_SPLIT_PREEMPTED], total),
-			pct(sp[INGERO_SPLIT_BLOCKED] + sp[INGERO_SPLIT_YIELD], total), pct(sp[INGERO_SPLIT_WAIT], total));
+			pct(sp[INGERO_SPLIT_BLOCKED], total), pct(sp[INGERO_SPLIT_WAIT], total));
 		for (k = 0; k < c->nculprits; k++)
 			fprintf(o->f, "   culprit %s (pid %u, tid %d%s): took %s from these calls, %s in %" PRIu64
 				" slow ones, CPUs %s\n", c->culprits[k].task.comm, c->culprits[k].task.pid,

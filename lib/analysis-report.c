@@ -143,7 +143,7 @@ static enum ingero_cause find_cause(const struct ingero_analysis *a, uint32_t ap
 	by_cause[INGERO_CAUSE_PREEMPTED] = extra[INGERO_SPLIT_PREEMPTED];
 	by_cause[INGERO_CAUSE_DELAYED] = extra[INGERO_SPLIT_WAIT];
 	by_cause[waits_for_gpu ? INGERO_CAUSE_GPU_WAIT : INGERO_CAUSE_BLOCKED] =
-		extra[INGERO_SPLIT_BLOCKED] + extra[INGERO_SPLIT_YIELD];
+		extra[INGERO_SPLIT_BLOCKED];
 	by_cause[INGERO_CAUSE_ONCPU] = extra[INGERO_SPLIT_ONCPU];
 	by_cause[INGERO_CAUSE_UNKNOWN] = extra[INGERO_SPLIT_UNKNOWN];
 	/* Preempted and delayed are one kind of interference: together they decide against the rest. */
@@ -271,7 +271,7 @@ static void chain_summary(struct ingero_analysis *a, struct ingero_analysis_chai
 	case INGERO_CAUSE_BLOCKED:
 		n = snprintf(s, len, "the %llu calls >= %s %s %d%% of their time", (unsigned long long)ch->slow_calls,
 			     from, ch->cause == INGERO_CAUSE_GPU_WAIT ? "waited for the GPU, blocked" : "slept",
-			     PCT(INGERO_SPLIT_BLOCKED) + PCT(INGERO_SPLIT_YIELD));
+			     PCT(INGERO_SPLIT_BLOCKED));
 		if (n > 0 && (size_t)n < len && ch->waker.tid)
 			n += snprintf(s + n, len - n, ", woken by %s (pid %u)", ch->waker.comm, ch->waker.pid);
 		if (n > 0 && (size_t)n < len && ch->cause == INGERO_CAUSE_GPU_WAIT)

@@ -27,7 +27,7 @@ struct call_split {
 
 static int is_runnable(unsigned kind)
 {
-	return kind == INGERO_SPLIT_PREEMPTED || kind == INGERO_SPLIT_WAIT || kind == INGERO_SPLIT_YIELD;
+	return kind == INGERO_SPLIT_PREEMPTED || kind == INGERO_SPLIT_WAIT;
 }
 
 static uint64_t clip(const struct ingero_analysis *a, uint64_t lo, uint64_t hi)
@@ -268,12 +268,8 @@ static int on_switch(struct ingero_analysis *a, const struct ingero_event *ev)
 			t->ring[t->head].kind = INGERO_SPLIT_ONCPU;
 			t->ring[t->head].cpu = (uint16_t)sw->cpu;
 		}
-		if (sw->prev_state & INGERO_STATE_PREEMPTED)
-			kind = INGERO_SPLIT_PREEMPTED;
-		else if (sw->prev_state == INGERO_STATE_RUNNING)
-			kind = INGERO_SPLIT_YIELD;
-		else
-			kind = INGERO_SPLIT_BLOCKED;
+		/* R and R+ alike: a task spinning in user space is preempted as R. */
+		kind = sw->prev_state & ~INGERO_STATE_PREEMPTED ? INGERO_SPLIT_BLOCKED : INGERO_SPLIT_PREEMPTED;
 		if (in_window(a, ev->ts))
 			kind == INGERO_SPLIT_PREEMPTED ? t->involuntary++ : t->voluntary++;
 		thread_enter(a, t, ev->ts, kind, sw->cpu, kind == INGERO_SPLIT_PREEMPTED ? sw->next_tid : 0);
@@ -720,7 +716,6 @@ const char *ingero_split_name(enum ingero_split s)
 		[INGERO_SPLIT_PREEMPTED] = "preempted",
 		[INGERO_SPLIT_BLOCKED] = "blocked",
 		[INGERO_SPLIT_WAIT] = "wait",
-		[INGERO_SPLIT_YIELD] = "yield",
 		[INGERO_SPLIT_UNKNOWN] = "unknown",
 	};
 

@@ -12,10 +12,14 @@
 /* Where a call's (or a thread's) time went. */
 enum ingero_split {
 	INGERO_SPLIT_ONCPU,
-	INGERO_SPLIT_PREEMPTED,	/* runnable after a preemption (R+) */
+	/*
+	 * Runnable after being switched out while running: R+ (preempted in
+	 * the kernel) and R (preempted on the way back to user space; a
+	 * sched_yield looks the same), as the kernel's nonvoluntary count has it.
+	 */
+	INGERO_SPLIT_PREEMPTED,
 	INGERO_SPLIT_BLOCKED,	/* S, D or another sleeping state */
 	INGERO_SPLIT_WAIT,	/* runnable after its wakeup: scheduling delay */
-	INGERO_SPLIT_YIELD,	/* runnable after yielding the CPU (a spin-wait) */
 	INGERO_SPLIT_UNKNOWN,	/* not covered by the scheduling history kept */
 	INGERO_NR_SPLITS
 };
