@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "tap.h"
+#include "../../lib/error.h"
 #include "../../lib/libfind.h"
 
 static int print(struct ingero_strlist *l, int ret)
@@ -38,6 +39,7 @@ int main(int argc, char **argv)
 	ok(!bad && !strcmp(l.items[0], "item 0") && !strcmp(l.items[99], "item 99"), "in order, copied");
 	ingero_strlist_release(&l);
 	ok(l.nr == 0 && l.items == NULL, "released: empty again");
+	error_quiet = 1;
 	ok(ingero_libfind_mapped(0x7ffffff0, &l) == -1 && l.nr == 0, "a process that does not exist is -1");
 	return done_testing();
 }
