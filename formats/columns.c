@@ -33,16 +33,18 @@ void buf_release(struct buf *b)
 	memset(b, 0, sizeof(*b));
 }
 
-int column_scratch_init(struct column_scratch *s)
+int column_scratch_init(struct column_scratch *s, int encode)
 {
 	memset(s, 0, sizeof(*s));
 	s->codes = malloc(BLOCK_MAX_EVENTS * sizeof(*s->codes));
 	s->last = malloc(BLOCK_MAX_EVENTS * sizeof(*s->last));
-	s->dict = malloc(BLOCK_MAX_EVENTS * sizeof(*s->dict));
-	s->slot_val = malloc(DICT_SLOTS * sizeof(*s->slot_val));
-	s->slot_idx = malloc(DICT_SLOTS * sizeof(*s->slot_idx));
-	s->slot_gen = calloc(DICT_SLOTS, sizeof(*s->slot_gen));
-	if (!s->codes || !s->last || !s->dict || !s->slot_val || !s->slot_idx || !s->slot_gen) {
+	if (encode) {
+		s->dict = malloc(BLOCK_MAX_EVENTS * sizeof(*s->dict));
+		s->slot_val = malloc(DICT_SLOTS * sizeof(*s->slot_val));
+		s->slot_idx = malloc(DICT_SLOTS * sizeof(*s->slot_idx));
+		s->slot_gen = calloc(DICT_SLOTS, sizeof(*s->slot_gen));
+	}
+	if (!s->codes || !s->last || (encode && (!s->dict || !s->slot_val || !s->slot_idx || !s->slot_gen))) {
 		column_scratch_release(s);
 		return error_errno("cannot allocate column buffers");
 	}

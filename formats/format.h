@@ -122,7 +122,8 @@ struct column_scratch {
 	uint64_t *slot_val;	/* the dictionary's hash table */
 	uint32_t *slot_idx, *slot_gen, gen;
 };
-int column_scratch_init(struct column_scratch *s);
+/* The dictionary's hash table is the encoder's alone. */
+int column_scratch_init(struct column_scratch *s, int encode);
 void column_scratch_release(struct column_scratch *s);
 
 /*
@@ -137,5 +138,14 @@ int column_encode(struct buf *out, const struct column_def *cols, unsigned c,
 const char *column_decode(const uint8_t *p, size_t len, const struct column_def *cols, unsigned c,
 			  uint64_t **vals, uint32_t **keyidx, uint32_t *keyn, uint32_t n,
 			  struct column_scratch *s);
+
+
+/* For the benchmark: per stream and column, the encoded bytes and what each compresses to alone. */
+struct column_bytes {
+	uint64_t raw[INGERO_NR_STREAMS][MAX_COLUMNS], zst[INGERO_NR_STREAMS][MAX_COLUMNS];
+};
+struct ingero_writer;
+/* From now on w adds up its columns' sizes in cb, which must outlive w. */
+void writer_measure_columns(struct ingero_writer *w, struct column_bytes *cb);
 
 #endif

@@ -672,7 +672,7 @@ struct ingero_reader *ingero_reader_open_fd(int fd, const char *name)
 	r->limit = NO_LIMIT;
 	r->mask = (1u << INGERO_NR_STREAMS) - 1;
 	if (!(r->name = strdup(name)) || !(r->dctx = ZSTD_createDCtx()) ||
-	    !(r->strs = malloc(256 * sizeof(*r->strs))) || column_scratch_init(&r->scratch)) {
+	    !(r->strs = malloc(256 * sizeof(*r->strs))) || column_scratch_init(&r->scratch, 0)) {
 		error_errno("cannot read '%s'", name);
 		goto fail;
 	}

@@ -47,6 +47,7 @@ struct ingero_writer {
 	struct index_entry *index;
 	size_t nindex, index_alloc;
 	struct ingero_trace_stats st;
+	struct column_bytes *measure;
 };
 
 static uint32_t str_hash(const char *s, uint32_t *len)
@@ -339,6 +340,26 @@ static int write_strings(struct ingero_writer *w)
 	return 0;
 }
 
+static int measure_column(struct ingero_writer *w, unsigned s, unsigned c, size_t at)
+{
+	size_t len = w->sec.len - at, bound = ZSTD_compressBound(len), size;
+
+	w->out.len = 0;
+	if (buf_grow(&w->out, bound))
+		return -1;
+	size = ZSTD_compress2(w->cctx, w->out.data, bound, w->sec.data + at, len);
+	if (ZSTD_isError(size))
+		return error("cannot compress a column: %s", ZSTD_getErrorName(size));
+	w->measure->raw[s][c] += len;
+	w->measure->zst[s][c] += size;
+	return 0;
+}
+
+void writer_measure_columns(struct ingero_writer *w, struct column_bytes *cb)
+{
+	w->measure = cb;
+}
+
 static int end_block(struct ingero_writer *w, unsigned s)
 {
 	const struct stream_def *sd = &stream_defs[s];
@@ -359,9 +380,14 @@ static int end_block(struct ingero_writer *w, unsigned s)
 	put_u32(p + 12, sd->ncols);
 	put_u64(p + 16, sb->first);
 	put_u64(p + 24, sb->last);
-	for (c = 0; c < sd->ncols; c++)
+	for (c = 0; c < sd->ncols; c++) {
+		size_t at = w->sec.len;
+
 		if (column_encode(&w->sec, sd->cols, c, sb->vals, w->keyidx, w->keyn, sb->n, &w->scratch))
 			return -1;
+		if (w->measure && measure_column(w, s, c, at))
+			return -1;
+	}
 	if (write_section(w, TAG_BLOCK, &e))
 		return -1;
 	sb->n = 0;
@@ -401,7 +427,7 @@ struct ingero_writer *ingero_writer_new(int fd, const struct ingero_header *h)
 	}
 	w->fd = fd;
 	w->failed = 1;
-	if (column_scratch_init(&w->scratch))
+	if (column_scratch_init(&w->scratch, 1))
 		goto fail;
 	for (c = 0; c < MAX_COLUMNS; c++)
 		if (!(w->keyidx[c] = malloc(BLOCK_MAX_EVENTS * sizeof(uint32_t)))) {

@@ -167,8 +167,15 @@ static int gen_write(const struct gen *g, const struct ingero_header *h, int clo
 	for (i = 0; i < INGERO_NR_STREAMS; i++)
 		pos[i] = start[i];
 	while (left) {
-		unsigned s = (unsigned)rnd_below(INGERO_NR_STREAMS);
-		size_t burst = 1 + rnd_below(64);
+		unsigned s = (unsigned)rnd_below(INGERO_NR_STREAMS), k;
+		size_t burst = 1 + rnd_below(rnd_below(2) ? 4 : 64);
+
+		/* mostly the stream that is furthest behind, as a recorder reading its buffers would */
+		if (rnd_below(4))
+			for (k = 0; k < INGERO_NR_STREAMS; k++)
+				if (pos[k] < end[k] && (pos[s] >= end[s] ||
+							ingero_event_key(&g->ev[pos[k]]) < ingero_event_key(&g->ev[pos[s]])))
+					s = k;
 
 		while (burst-- && pos[s] < end[s]) {
 			if (ingero_writer_add(w, &g->ev[pos[s]++]))

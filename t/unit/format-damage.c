@@ -1,0 +1,230 @@
+/*
+ * A damaged trace: cut at every byte, a flipped byte, a section whose
+ * checksum fails. The reader returns every event of the blocks before the
+ * damage, then -1 with a message naming where.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <zstd.h>
+#include "tap.h"
+#include "format-gen.h"
+#include "../../lib/error.h"
+
+struct frame {
+	size_t off, end;
+	uint32_t tag, stream, count;
+};
+
+static uint8_t *file;
+static size_t size, nframes;
+static struct frame frames[4096];
+
+static uint32_t le32(const uint8_t *p)
+{
+	return p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* The file's frames, and for each block its stream and count, read with libzstd alone. */
+static void find_frames(void)
+{
+	size_t off = 0;
+
+	nframes = 0;
+	while (off < size && nframes < 4096) {
+		struct frame *f = &frames[nframes++];
+		size_t fs = ZSTD_findFrameCompressedSize(file + off, size - off);
+		uint8_t sec[64];
+
+		f->off = off;
+		f->end = off + fs;
+		f->tag = 0;
+		if ((le32(file + off) & 0xfffffff0u) == 0x184d2a50u) {
+			f->end = off + 8 + le32(file + off + 4);
+		} else {
+			ZSTD_DCtx *d = ZSTD_createDCtx();
+			ZSTD_inBuffer in = { file + off, fs, 0 };
+			ZSTD_outBuffer out = { sec, sizeof(sec), 0 };
+
+			ZSTD_decompressStream(d, &out, &in);
+			ZSTD_freeDCtx(d);
+			f->tag = le32(sec);
+			f->stream = le32(sec + 16);
+			f->count = le32(sec + 20);
+		}
+		off = f->end;
+	}
+}
+
+static int memfd_of(const uint8_t *p, size_t len)
+{
+	int fd = memfd_create("cut", 0);
+
+	if (write(fd, p, len) != (ssize_t)len)
+		return -1;
+	return fd;
+}
+
+struct result {
+	int ret;		/* of the last ingero_reader_next(); -2: the open failed */
+	size_t n, per[INGERO_NR_STREAMS];
+	int same;		/* the events were want[0..n) */
+	char msg[256];
+};
+
+/* Reads the whole trace in fd and compares it with want while the reader's strings live. */
+static void read_back(int fd, const struct ingero_event *want, size_t nw, struct result *res)
+{
+	struct ingero_reader *r;
+	struct ingero_event ev;
+
+	memset(res, 0, sizeof(*res));
+	res->same = 1;
+	error_quiet = 1;
+	r = ingero_reader_open_fd(fd, "cut");
+	error_quiet = 0;
+	if (!r) {
+		res->ret = -2;
+		return;
+	}
+	while ((res->ret = ingero_reader_next(r, &ev)) == 1) {
+		res->same = res->same && res->n < nw && event_eq(&ev, &want[res->n]);
+		res->per[ev.stream]++;
+		res->n++;
+	}
+	snprintf(res->msg, sizeof(res->msg), "%s", ingero_reader_error(r));
+	ingero_reader_close(r);
+}
+
+static void test_cuts(const struct gen *g)
+{
+	struct ingero_event *want;
+	size_t cut, bad = 0, nw, f, clean = 0, checked = 0;
+	struct result res;
+	char expect[64];
+
+	for (cut = 0; cut < size; cut += cut < 2048 ? 1 : 5) {
+		size_t keep[INGERO_NR_STREAMS] = { 0 };
+		int at_boundary, fd;
+
+		for (f = 0; f < nframes && frames[f].end <= cut; f++)
+			if (frames[f].tag == 0x42474e49u)
+				keep[frames[f].stream] += frames[f].count;
+		at_boundary = f > 0 && frames[f - 1].end == cut;
+		want = gen_merged(g, keep, &nw);
+		fd = memfd_of(file, cut);
+		read_back(fd, want, nw, &res);
+		close(fd);
+		snprintf(expect, sizeof(expect), "truncated at offset %zu", cut);
+		checked++;
+		if (cut < frames[0].end ? res.ret != -2 :
+		    res.n != nw || !res.same ||
+		    (at_boundary ? res.ret != 0 : res.ret != -1 || !strstr(res.msg, expect))) {
+			if (bad++ < 5)
+				printf("# cut at %zu: status %d, %zu events of %zu, '%s'\n", cut, res.ret, res.n, nw,
+				       res.msg);
+		}
+		clean += at_boundary;
+		free(want);
+	}
+	ok(!bad, "a trace cut at %zu points returns the events of the whole blocks before the cut and names it "
+	   "(%zu cuts at frame boundaries end cleanly)", checked, clean);
+}
+
+static void test_flips(const struct gen *g)
+{
+	size_t i, bad = 0, caught = 0, harmless = 0, all;
+	uint8_t *copy = malloc(size);
+	struct ingero_event *full = gen_merged(g, NULL, &all);
+	struct result res;
+	char expect[64];
+
+	for (i = 0; i < 400; i++) {
+		size_t keep[INGERO_NR_STREAMS] = { 0 }, f, pos, s;
+		int fd;
+
+		/* a byte of a frame after the header and before the footer */
+		pos = frames[0].end + rnd_below(frames[nframes - 1].off - frames[0].end);
+		for (f = 0; frames[f].end <= pos; f++)
+			if (frames[f].tag == 0x42474e49u)
+				keep[frames[f].stream] += frames[f].count;
+		memcpy(copy, file, size);
+		copy[pos] ^= 1u << rnd_below(8);
+		fd = memfd_of(copy, size);
+		read_back(fd, full, all, &res);
+		close(fd);
+		if (res.ret == 0 && res.n == all && res.same) {
+			harmless++;	/* a bit zstd does not depend on */
+			continue;
+		}
+		/* every event of the blocks before; events of later blocks may come too */
+		for (s = 0; s < INGERO_NR_STREAMS && res.per[s] >= keep[s]; s++)
+			;
+		snprintf(expect, sizeof(expect), "block %zu at offset %zu: ", f, frames[f].off);
+		if (res.ret != -1 || !strstr(res.msg, expect) || s < INGERO_NR_STREAMS) {
+			if (bad++ < 5)
+				printf("# flip at %zu: status %d, '%s', wanted '%s'\n", pos, res.ret, res.msg, expect);
+		} else {
+			caught++;
+		}
+	}
+	ok(!bad, "a flipped bit is caught in its block, after the events before it (%zu caught, %zu harmless)",
+	   caught, harmless);
+	free(copy);
+	free(full);
+}
+
+/* A section changed before compression is caught by its CRC32C alone. */
+static void test_checksum(void)
+{
+	size_t f, cap, len, newlen, i;
+	uint8_t *plain, *packed, *spliced;
+	struct result res;
+	char expect[64];
+	int fd;
+
+	for (f = 1; f < nframes && frames[f].tag != 0x42474e49u; f++)
+		;
+	cap = ZSTD_getFrameContentSize(file + frames[f].off, frames[f].end - frames[f].off);
+	plain = malloc(cap);
+	len = ZSTD_decompress(plain, cap, file + frames[f].off, frames[f].end - frames[f].off);
+	plain[len / 2] ^= 0x10;
+	packed = malloc(ZSTD_compressBound(len));
+	newlen = ZSTD_compress(packed, ZSTD_compressBound(len), plain, len, 1);
+	/* the file without its footer, the block replaced: found by scanning */
+	spliced = malloc(size + newlen);
+	memcpy(spliced, file, frames[f].off);
+	memcpy(spliced + frames[f].off, packed, newlen);
+	i = frames[f].off + newlen;
+	memcpy(spliced + i, file + frames[f].end, frames[nframes - 1].off - frames[f].end);
+	i += frames[nframes - 1].off - frames[f].end;
+	fd = memfd_of(spliced, i);
+	read_back(fd, NULL, 0, &res);
+	close(fd);
+	snprintf(expect, sizeof(expect), "block %zu at offset %zu: checksum mismatch", f, frames[f].off);
+	ok(res.ret == -1 && !strcmp(res.msg, expect), "a changed section fails its checksum: '%s'", res.msg);
+	free(plain);
+	free(packed);
+	free(spliced);
+}
+int main(void)
+{
+	/* about 40 blocks over 12 s of trace: checkpoints every second */
+	static const size_t counts[INGERO_NR_STREAMS] = { 300, 10, 300, 200, 20, 5, 3 };
+	struct gen g;
+	int fd;
+
+	gen_trace(&g, 1234, counts, 1000000000ull, 12000000000ull);
+	fd = gen_write(&g, &gen_header, 1);
+	size = lseek(fd, 0, SEEK_END);
+	file = malloc(size);
+	pread(fd, file, size, 0);
+	close(fd);
+	find_frames();
+	ok(nframes > 30 && frames[nframes - 1].end == size, "the trace has %zu frames in %zu bytes", nframes, size);
+	test_cuts(&g);
+	test_flips(&g);
+	test_checksum();
+	free(file);
+	free(g.ev);
+	return done_testing();
+}
