@@ -104,7 +104,7 @@ test_expect_success() {
 		return
 	fi
 	# Cleanups registered by the body run in this shell even if it fails.
-	local body="$2"' ; __status=$? ; eval "$cleanup_cmds" ; exit $__status'
+	local body="$2"$'\n''__status=$? ; eval "$cleanup_cmds" ; exit $__status'
 	if run_body "$body"; then
 		test_ok "$1"
 	else
