@@ -256,21 +256,23 @@ static void chain_summary(struct ingero_analysis *a, struct ingero_analysis_chai
 	case INGERO_CAUSE_PREEMPTED:
 	case INGERO_CAUSE_DELAYED:
 		if (!ch->nculprits || !c->slow_calls) {
-			n = snprintf(s, len, "the %llu calls >= %s were runnable %d%% of their time, while no task "
-				     "was seen on their CPU", (unsigned long long)ch->slow_calls, from,
+			n = snprintf(s, len, "the %llu call%s >= %s were runnable %d%% of their time, while no task "
+				     "was seen on their CPU", (unsigned long long)ch->slow_calls,
+				     ch->slow_calls == 1 ? "" : "s", from,
 				     PCT(INGERO_SPLIT_PREEMPTED) + PCT(INGERO_SPLIT_WAIT));
 			break;
 		}
 		ingero_analysis_fmt_ns(each, sizeof(each), c->slow_ns / c->slow_calls);
-		n = snprintf(s, len, "%llu of the %llu calls >= %s were %s on CPU %d by %s (pid %u), %s each",
-			     (unsigned long long)c->slow_calls, (unsigned long long)ch->slow_calls, from,
+		n = snprintf(s, len, "%llu of the %llu call%s >= %s %s %s on CPU %d by %s (pid %u), %s each",
+			     (unsigned long long)c->slow_calls, (unsigned long long)ch->slow_calls,
+			     ch->slow_calls == 1 ? "" : "s", from, c->slow_calls == 1 ? "was" : "were",
 			     ch->cause == INGERO_CAUSE_PREEMPTED ? "preempted" : "kept off the CPU after their wakeup",
 			     ch->cpu, c->task.comm, c->task.pid, each);
 		break;
 	case INGERO_CAUSE_GPU_WAIT:
 	case INGERO_CAUSE_BLOCKED:
-		n = snprintf(s, len, "the %llu calls >= %s %s %d%% of their time", (unsigned long long)ch->slow_calls,
-			     from, ch->cause == INGERO_CAUSE_GPU_WAIT ? "waited for the GPU, blocked" : "slept",
+		n = snprintf(s, len, "the %llu call%s >= %s %s %d%% of their time", (unsigned long long)ch->slow_calls,
+			     ch->slow_calls == 1 ? "" : "s", from, ch->cause == INGERO_CAUSE_GPU_WAIT ? "waited for the GPU, blocked" : "slept",
 			     PCT(INGERO_SPLIT_BLOCKED));
 		if (n > 0 && (size_t)n < len && ch->waker.tid)
 			n += snprintf(s + n, len - n, ", woken by %s (pid %u)", ch->waker.comm, ch->waker.pid);
@@ -278,12 +280,14 @@ static void chain_summary(struct ingero_analysis *a, struct ingero_analysis_chai
 			n += snprintf(s + n, len - n, "; waiting, not interference");
 		break;
 	case INGERO_CAUSE_ONCPU:
-		n = snprintf(s, len, "the %llu calls >= %s ran on CPU %d%% of their time: the call's own work, "
-			     "not interference", (unsigned long long)ch->slow_calls, from, PCT(INGERO_SPLIT_ONCPU));
+		n = snprintf(s, len, "the %llu call%s >= %s ran on CPU %d%% of their time: the call's own work, "
+			     "not interference", (unsigned long long)ch->slow_calls, ch->slow_calls == 1 ? "" : "s",
+			     from, PCT(INGERO_SPLIT_ONCPU));
 		break;
 	default:
-		n = snprintf(s, len, "%d%% of the %llu calls >= %s is not covered by the scheduling history "
-			     "(lost events)", PCT(INGERO_SPLIT_UNKNOWN), (unsigned long long)ch->slow_calls, from);
+		n = snprintf(s, len, "%d%% of the time of the %llu slow calls (>= %s) is not covered by the "
+			     "scheduling history (lost events)", PCT(INGERO_SPLIT_UNKNOWN),
+			     (unsigned long long)ch->slow_calls, from);
 		break;
 	}
 #undef PCT

@@ -154,7 +154,7 @@ static void test_preemption(void)
 	is_u64(c->culprits[0].task.tid, 200, "hog named");
 	is_u64(c->culprits[0].ns, 40000, "40 us taken");
 	is_u64(c->culprits[0].slow_calls, 1, "from one slow call");
-	ok(strstr(c->summary, "1 of the 1 calls >= ") && strstr(c->summary, "preempted on CPU 0 by hog (pid 200), 40.0 us each"),
+	ok(strstr(c->summary, "1 of the 1 call >= ") && strstr(c->summary, "was preempted on CPU 0 by hog (pid 200), 40.0 us each"),
 	   "verdict: %s", c->summary);
 	is_u64(r->ninterferers, 1, "one interferer");
 	is_u64(r->interferers[0].task.tid, 200, "hog");

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+test_description='analyze on a trace of known content: the golden report, the JSON, the filters and the errors'
+. ./test-lib.sh
+
+GEN=$BUILD_DIR/t/unit/analysis-trace
+
+test_expect_success 'the known trace is written' '
+	"$GEN" known.ing.zst
+'
+
+test_expect_success 'the text report is the golden one' '
+	ingero analyze --no-color known.ing.zst >out.txt &&
+	test_cmp "$SRC_DIR/t/golden/analyze-known.txt" out.txt
+'
+
+test_expect_success 'in a pipe there are no colours even without --no-color' '
+	ingero analyze known.ing.zst >plain.txt &&
+	! grep -q "$(printf "\033")" plain.txt &&
+	test_cmp out.txt plain.txt
+'
+
+test_expect_success 'the JSON parses and names its schema' '
+	ingero analyze --json known.ing.zst >r.json &&
+	test_json r.json .schema ingero-analyze/1 &&
+	test_json r.json .session.command "python3 train.py --steps 100" &&
+	test_json r.json .session.events 208
+'
+
+test_expect_success 'the API summary: counts, split and percentiles' '
+	test_json r.json "[.apis[] | select(.nested | not) | .name] | join(\",\")" \
+		cudaFree,cudaStreamSynchronize,cudaLaunchKernel,cudaMalloc &&
+	test_json r.json ".apis[] | select(.name==\"cudaFree\") | .calls" 102 &&
+	test_json r.json ".apis[] | select(.name==\"cudaFree\") | .preempted_ns" 6000000 &&
+	test_json r.json ".apis[] | select(.name==\"cudaFree\") | .p50_ns" 400000 &&
+	test_json r.json ".apis[] | select(.name==\"cudaFree\") | .p99_ns" 1600000 &&
+	test_json r.json ".apis[] | select(.name==\"cudaStreamSynchronize\") | .blocked_ns" 900000 &&
+	test_json r.json ".apis[] | select(.name==\"cuMemAlloc_v2\") | .nested" true &&
+	test_json r.json ".apis[] | select(.name==\"cudaMalloc\") | .errors" 1
+'
+
+test_expect_success 'the first chain names journald for cudaFree, with its time' '
+	test_json r.json ".chains[0].api" cudaFree &&
+	test_json r.json ".chains[0].severity" high &&
+	test_json r.json ".chains[0].cause" preempted &&
+	test_json r.json ".chains[0].culprits[0].comm" journald &&
+	test_json r.json ".chains[0].culprits[0].pid" 612 &&
+	test_json r.json ".chains[0].culprits[0].ns" 6000000 &&
+	test_json r.json ".chains[0].slow_calls" 5
+'
+
+test_expect_success 'the sleeping sync is waiting for the GPU, woken by its thread, not interference' '
+	test_json r.json ".chains[] | select(.api==\"cudaStreamSynchronize\") | .cause" gpu-wait &&
+	test_json r.json ".chains[] | select(.api==\"cudaStreamSynchronize\") | .severity" info &&
+	test_json r.json ".chains[] | select(.api==\"cudaStreamSynchronize\") | .waker.tid" 1002 &&
+	test_json r.json "[.interference[].comm] | join(\",\")" journald
+'
+
+test_expect_success 'interference, threads, memory, losses, open calls, errors' '
+	test_json r.json ".interference[0].preemptions" 5 &&
+	test_json r.json ".interference[0].longest_ns" 1200000 &&
+	test_json r.json ".threads[0].tid" 1001 &&
+	test_json r.json ".threads[0].involuntary" 5 &&
+	test_json r.json ".threads[0].voluntary" 10 &&
+	test_json r.json ".memory.alloc_calls" 5 &&
+	test_json r.json ".memory.peak_bytes" 15728640 &&
+	test_json r.json ".memory.live_bytes_end" 10485760 &&
+	test_json r.json "[.memory.unfreed[] | \"\(.ptr):\(.size):\(.api)\"] | join(\",\")" \
+		0x7f0001000000:2097152:cudaMalloc,0x7f0003000000:8388608:cudaMalloc &&
+	test_json r.json ".lost_events.total" 3 &&
+	test_json r.json ".lost_events.per_cpu[0].cpu" 1 &&
+	test_json r.json ".open_calls[0].api" cudaStreamSynchronize &&
+	test_json r.json "[.errors[] | \"\(.api):\(.code):\(.count)\"] | join(\",\")" cudaMalloc:2:1
+'
+
+test_expect_success '--api, --tid, --from/--to and --top narrow the report' '
+	ingero analyze --json --api cudaFree known.ing.zst >api.json &&
+	test_json api.json "[.apis[].name] | join(\",\")" cudaFree &&
+	ingero analyze --json --tid 1002 known.ing.zst >tid.json &&
+	test_json tid.json ".apis | length" 0 &&
+	test_json tid.json "[.threads[].tid] | join(\",\")" 1002 &&
+	ingero analyze --json --to 10ms known.ing.zst >win.json &&
+	test_json win.json ".apis[] | select(.name==\"cudaFree\") | .calls" 18 &&
+	ingero analyze --json --from 20ms --to 30ms known.ing.zst >win2.json &&
+	test_json win2.json ".apis[] | select(.name==\"cudaFree\") | .calls" 17 &&
+	ingero analyze --json --top 1 known.ing.zst >top.json &&
+	test_json top.json ".chains | length" 1
+'
+
+test_expect_success 'usage errors exit 129, a missing or damaged file 1' '
+	test_expect_code 129 ingero analyze &&
+	test_expect_code 129 ingero analyze --bogus known.ing.zst &&
+	test_expect_code 129 ingero analyze --api cudaNothing known.ing.zst &&
+	test_expect_code 129 ingero analyze --from 2s --to 1s known.ing.zst &&
+	test_expect_code 129 ingero analyze --from soon known.ing.zst &&
+	test_expect_code 1 ingero analyze nothing-here.ing.zst 2>err &&
+	grep -q "nothing-here.ing.zst" err &&
+	head -c 100 known.ing.zst >short.ing.zst &&
+	test_expect_code 1 ingero analyze short.ing.zst
+'
+
+test_expect_success '--help lists the options that the man page documents' '
+	ingero analyze --help >help.txt &&
+	for o in $(grep -oE -- "--[a-z-]+" help.txt | sort -u); do
+		grep -qF "\\-\\-${o#--}" "$SRC_DIR/Documentation/ingero-analyze.1" ||
+		{ echo "$o is not in ingero-analyze.1"; exit 1; }
+	done
+'
+
+test_done
