@@ -1,0 +1,249 @@
+/*
+ * Events as text for `ingero dump`: a stable key=value line like perf
+ * script's, or a JSON object. Everything is formatted into the caller's
+ * buffer; nothing here prints.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include "text.h"
+
+/* An appending writer over a fixed buffer that counts what it could not fit. */
+struct out {
+	char *p;
+	size_t size, len;
+};
+
+static void put(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void put(struct out *o, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(o->p + (o->len < o->size ? o->len : o->size), o->len < o->size ? o->size - o->len : 0, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		o->len += n;
+}
+
+size_t ingero_text_quote(char *out, size_t size, const char *s)
+{
+	struct out o = { out, size, 0 };
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+
+	if (size)
+		out[0] = 0;
+	put(&o, "\"");
+	for (; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			put(&o, "\\%c", *p);
+		else if (*p < 0x20 || *p == 0x7f)
+			put(&o, "\\u%04x", *p);
+		else
+			put(&o, "%c", *p);
+	}
+	put(&o, "\"");
+	return o.len;
+}
+
+static void put_str(struct out *o, const char *key, const char *s, int json)
+{
+	if (json) {
+		put(o, ",\"%s\":", key);
+		o->len += ingero_text_quote(o->p + (o->len < o->size ? o->len : o->size),
+					    o->len < o->size ? o->size - o->len : 0, s);
+	} else {
+		put(o, " %s=%s", key, s ? s : "");
+	}
+}
+
+static void put_u64(struct out *o, const char *key, uint64_t v, int json)
+{
+	put(o, json ? ",\"%s\":%" PRIu64 : " %s=%" PRIu64, key, v);
+}
+
+static void put_i64(struct out *o, const char *key, int64_t v, int json)
+{
+	put(o, json ? ",\"%s\":%" PRId64 : " %s=%" PRId64, key, v);
+}
+
+/* Pointers and handles in hex: a JSON string, as they outgrow a double. */
+static void put_hex(struct out *o, const char *key, uint64_t v, int json)
+{
+	put(o, json ? ",\"%s\":\"0x%" PRIx64 "\"" : " %s=0x%" PRIx64, key, v);
+}
+
+const char *ingero_text_state(uint32_t state, char buf[16])
+{
+	static const char letters[] = "SDTtXZPI";
+	size_t i, n = 0;
+
+	for (i = 0; i < 8; i++)
+		if (state & (1u << i))
+			buf[n++] = letters[i];
+	if (!n)
+		buf[n++] = 'R';
+	if (state & INGERO_STATE_PREEMPTED)
+		buf[n++] = '+';
+	buf[n] = 0;
+	return buf;
+}
+
+static const char *task_kind(uint32_t kind)
+{
+	static const char *const names[] = { "fork", "exec", "exit", "comm" };
+
+	return kind < 4 ? names[kind] : "unknown";
+}
+
+static int arg_is_number(uint32_t kind)
+{
+	return kind == INGERO_ARG_INT || kind == INGERO_ARG_SIZE;
+}
+
+static void put_call(struct out *o, const struct ingero_call *c, uint64_t ts, const struct ingero_header *h,
+		     int json)
+{
+	const struct ingero_api *api = c->api < h->napis ? &h->apis[c->api] : NULL;
+	char unknown[32];
+	unsigned i, nargs = api ? api->nargs : INGERO_MAX_ARGS;
+
+	snprintf(unknown, sizeof(unknown), "api#%u", c->api);
+	put_str(o, "api", api ? api->name : unknown, json);
+	if (json)
+		put(o, ",\"args\":{");
+	for (i = 0; i < nargs; i++) {
+		char name[16];
+		const char *n = api && api->args[i].name && *api->args[i].name ? api->args[i].name : name;
+
+		snprintf(name, sizeof(name), "arg%u", i);
+		if (json) {
+			put(o, i ? ",\"%s\":" : "\"%s\":", n);
+			put(o, api && arg_is_number(api->args[i].kind) ? "%" PRIu64 : "\"0x%" PRIx64 "\"", c->args[i]);
+		} else {
+			put(o, api && arg_is_number(api->args[i].kind) ? " %s=%" PRIu64 : " %s=0x%" PRIx64, n,
+			    c->args[i]);
+		}
+	}
+	if (json)
+		put(o, "}");
+	put_i64(o, "ret", (int64_t)c->ret, json);
+	if (c->out)
+		put_hex(o, "out", c->out, json);
+	put_u64(o, "dur_ns", c->end_ns - ts, json);
+	put_u64(o, "id", c->id, json);
+	put_u64(o, "parent", c->parent, json);
+	put_u64(o, "pid", c->pid, json);
+}
+
+size_t ingero_text_event(char *out, size_t size, const struct ingero_event *ev,
+			 const struct ingero_header *h, int json)
+{
+	struct out o = { out, size, 0 };
+	uint64_t key = ingero_event_key(ev), at = key >= h->start_ns ? key - h->start_ns : h->start_ns - key;
+	const char *sign = key >= h->start_ns ? "" : "-";
+	int64_t cpu = -1, tid = -1;
+	char state[16];
+
+	if (size)
+		out[0] = 0;
+	switch (ev->stream) {
+	case INGERO_STREAM_CALL:
+	case INGERO_STREAM_OPEN:
+		cpu = ev->call.cpu, tid = ev->call.tid;
+		break;
+	case INGERO_STREAM_SWITCH:
+		cpu = ev->sw.cpu, tid = ev->sw.prev_tid;
+		break;
+	case INGERO_STREAM_WAKEUP:
+		cpu = ev->wakeup.cpu, tid = ev->wakeup.waker_tid;
+		break;
+	case INGERO_STREAM_TASK:
+		tid = ev->task.tid;
+		break;
+	case INGERO_STREAM_LOST:
+		cpu = ev->lost.cpu;
+		break;
+	}
+	if (json) {
+		put(&o, "{\"time\":\"%s%" PRIu64 ".%09" PRIu64 "\",\"ts_ns\":%" PRIu64 ",\"stream\":\"%s\"", sign,
+		    at / 1000000000, at % 1000000000, ev->ts, ingero_stream_name(ev->stream));
+		if (cpu >= 0)
+			put(&o, ",\"cpu\":%" PRId64, cpu);
+		if (tid >= 0 || ev->stream == INGERO_STREAM_SWITCH || ev->stream == INGERO_STREAM_WAKEUP)
+			put(&o, ",\"tid\":%" PRId64, tid);
+	} else {
+		put(&o, "%s%6" PRIu64 ".%09" PRIu64, sign, at / 1000000000, at % 1000000000);
+		put(&o, cpu >= 0 ? " [%03" PRId64 "]" : " [---]", cpu);
+		if (tid >= 0 || ev->stream == INGERO_STREAM_SWITCH || ev->stream == INGERO_STREAM_WAKEUP)
+			put(&o, " %7" PRId64, tid);
+		else
+			put(&o, " %7s", "-");
+		put(&o, " %-6s", ingero_stream_name(ev->stream));
+	}
+	switch (ev->stream) {
+	case INGERO_STREAM_CALL:
+	case INGERO_STREAM_OPEN:
+		put_call(&o, &ev->call, ev->ts, h, json);
+		break;
+	case INGERO_STREAM_SWITCH:
+		put_str(&o, "prev_comm", ev->sw.prev_comm, json);
+		put_i64(&o, "prev_tid", ev->sw.prev_tid, json);
+		put_i64(&o, "prev_prio", ev->sw.prev_prio, json);
+		put_str(&o, "prev_state", ingero_text_state(ev->sw.prev_state, state), json);
+		put_str(&o, "next_comm", ev->sw.next_comm, json);
+		put_i64(&o, "next_tid", ev->sw.next_tid, json);
+		put_i64(&o, "next_prio", ev->sw.next_prio, json);
+		break;
+	case INGERO_STREAM_WAKEUP:
+		put_str(&o, "wakee_comm", ev->wakeup.wakee_comm, json);
+		put_i64(&o, "wakee_tid", ev->wakeup.wakee_tid, json);
+		put_i64(&o, "wakee_prio", ev->wakeup.wakee_prio, json);
+		put_u64(&o, "target_cpu", ev->wakeup.target_cpu, json);
+		break;
+	case INGERO_STREAM_TASK:
+		put_str(&o, "kind", task_kind(ev->task.kind), json);
+		put_u64(&o, "pid", ev->task.pid, json);
+		if (ev->task.kind == INGERO_TASK_FORK) {
+			put_u64(&o, "child_pid", ev->task.child_pid, json);
+			put_u64(&o, "child_tid", ev->task.child_tid, json);
+		}
+		put_str(&o, "comm", ev->task.comm, json);
+		break;
+	case INGERO_STREAM_LOST:
+		put_u64(&o, "count", ev->lost.count, json);
+		put_u64(&o, "span_ns", ev->lost.end_ns - ev->ts, json);
+		break;
+	case INGERO_STREAM_LIB:
+		put_u64(&o, "id", ev->lib.id, json);
+		put_str(&o, "path", ev->lib.path, json);
+		put_str(&o, "build_id", ev->lib.build_id, json);
+		put_u64(&o, "pid", ev->lib.pid, json);
+		put_u64(&o, "probes", ev->lib.probes, json);
+		put_u64(&o, "missing", ev->lib.missing, json);
+		break;
+	}
+	if (json)
+		put(&o, "}");
+	return o.len;
+}
+
+int ingero_text_has_tid(const struct ingero_event *ev, uint32_t tid)
+{
+	switch (ev->stream) {
+	case INGERO_STREAM_CALL:
+	case INGERO_STREAM_OPEN:
+		return ev->call.tid == tid;
+	case INGERO_STREAM_SWITCH:
+		return (uint32_t)ev->sw.prev_tid == tid || (uint32_t)ev->sw.next_tid == tid;
+	case INGERO_STREAM_WAKEUP:
+		return (uint32_t)ev->wakeup.waker_tid == tid || (uint32_t)ev->wakeup.wakee_tid == tid;
+	case INGERO_STREAM_TASK:
+		return ev->task.tid == tid || (ev->task.kind == INGERO_TASK_FORK && ev->task.child_tid == tid);
+	default:
+		return 0;
+	}
+}

@@ -1,0 +1,22 @@
+/* Events as text: the one-line forms of `ingero dump` (plain and JSON) and JSON string quoting. */
+#ifndef INGERO_TEXT_H
+#define INGERO_TEXT_H
+
+#include <stddef.h>
+#include "../lib/trace.h"
+
+/*
+ * Writes ev as one line (without the newline) into out[0..size), always
+ * NUL-terminated; times are relative to h->start_ns. Returns the length it
+ * needed, as snprintf does.
+ */
+size_t ingero_text_event(char *out, size_t size, const struct ingero_event *ev,
+			 const struct ingero_header *h, int json);
+/* Writes s (NULL: "") as a quoted JSON string; returns the length it needed. */
+size_t ingero_text_quote(char *out, size_t size, const char *s);
+/* The thread state as ps shows it: "S", "D", "R+" (preempted), "R" (a yield). */
+const char *ingero_text_state(uint32_t state, char buf[16]);
+/* 1 when one of ev's thread fields (caller, prev or next, waker or wakee, child) is tid. */
+int ingero_text_has_tid(const struct ingero_event *ev, uint32_t tid);
+
+#endif
