@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+test_description='ingero info: header, counts per stream and API, libraries, losses; damage exits 1 and says where'
+. ./test-lib.sh
+
+MKTRACE=$BUILD_DIR/build/t/fuzz/mktrace
+[ -x "$MKTRACE" ] && test_set_prereq MKTRACE
+
+test_expect_success MKTRACE 'a known trace is written' '
+	"$MKTRACE" known.ing.zst &&
+	"$MKTRACE" --no-footer crashed.ing.zst
+'
+
+test_expect_success MKTRACE 'info --json has the header and exact counts' '
+	ingero info --json known.ing.zst >info.json &&
+	test_json info.json .header.host testhost &&
+	test_json info.json .header.command "python3 train.py --epochs 1" &&
+	test_json info.json .header.ncpus 4 &&
+	test_json info.json .events 1808 &&
+	test_json info.json .streams.call 1000 &&
+	test_json info.json .streams.switch 500 &&
+	test_json info.json .streams.wakeup 300 &&
+	test_json info.json .streams.open 1 &&
+	test_json info.json .span_ns 2999999500 &&
+	test_json info.json .index footer
+'
+
+test_expect_success MKTRACE 'info counts the calls per API, most first' '
+	test_json info.json "[.apis[] | \"\(.name)=\(.calls)\"] | join(\" \")" \
+		"cudaLaunchKernel=600 cudaMemcpy=200 cudaMalloc=100 cudaFree=100" &&
+	test_json info.json ".apis[] | select(.name==\"cudaMemcpy\") | .open" 1
+'
+
+test_expect_success MKTRACE 'info lists the libraries and the losses per CPU' '
+	test_json info.json "[.libraries[].path] | join(\" \")" \
+		"/usr/lib/x86_64-linux-gnu/libcudart.so.13 /usr/lib/x86_64-linux-gnu/libcuda.so.1" &&
+	test_json info.json ".libraries[1].missing" 2 &&
+	test_json info.json "[.lost[] | \"\(.cpu):\(.count):\(.unknown):\(.span_ns)\"] | join(\" \")" \
+		"1:17:0:4000 3:0:1:1000"
+'
+
+test_expect_success MKTRACE 'bytes per event is the size over the events' '
+	size=$(stat -c %s known.ing.zst) &&
+	test_json info.json .bytes "$size" &&
+	test_within "$(jq .bytes_per_event info.json)" "$(echo "$size / 1808" | bc -l)" 1
+'
+
+test_expect_success MKTRACE 'the text form says the same' '
+	ingero info known.ing.zst >info.txt &&
+	grep -E "^  call +1000$" info.txt &&
+	grep -E "^  cudaLaunchKernel +cudart +600$" info.txt &&
+	grep -E "^  cpu 1 +17 events in 1 stretches" info.txt &&
+	grep "^events:    1808 " info.txt
+'
+
+test_expect_success MKTRACE 'without its footer the index is rebuilt and the counts hold' '
+	ingero info --json crashed.ing.zst >crashed.json &&
+	test_json crashed.json .index rebuilt &&
+	test_json crashed.json .events 1808
+'
+
+test_expect_success MKTRACE 'a cut trace exits 1 and names the block and offset' '
+	size=$(stat -c %s known.ing.zst) &&
+	head -c $((size / 2)) known.ing.zst >cut.ing.zst &&
+	test_expect_code 1 ingero info cut.ing.zst 2>err &&
+	grep -E "^ingero: .cut.ing.zst. is damaged: block [0-9]+ at offset [0-9]+: truncated at offset $((size / 2))$" err
+'
+
+test_expect_success 'a file that is not a trace exits 1' '
+	echo hello >not.ing.zst &&
+	test_expect_code 1 ingero info not.ing.zst 2>err &&
+	grep "not an ingero trace" err &&
+	test_expect_code 1 ingero info missing.ing.zst 2>err &&
+	grep "cannot open .missing.ing.zst." err
+'
+
+test_expect_success 'info --help prints the usage and exits 0; no file is a usage error' '
+	ingero info --help >out &&
+	grep "^usage: ingero info \[--json\] <file>" out &&
+	test_expect_code 129 ingero info 2>/dev/null
+'
+
+test_done

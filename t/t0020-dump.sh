@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+test_description='ingero dump: one line per event in time order, filters, JSON lines'
+. ./test-lib.sh
+
+MKTRACE=$BUILD_DIR/build/t/fuzz/mktrace
+[ -x "$MKTRACE" ] && test_set_prereq MKTRACE
+
+test_expect_success MKTRACE 'a known trace is written' '
+	"$MKTRACE" known.ing.zst
+'
+
+test_expect_success MKTRACE 'every event on one line, in time order' '
+	ingero dump known.ing.zst >all.txt &&
+	test_line_count = 1808 all.txt &&
+	awk "{ print \$1 }" all.txt >times &&
+	sort -n -s times | cmp - times
+'
+
+test_expect_success MKTRACE 'the lines have a stable form' '
+	sed -n 8p all.txt >line &&
+	echo "     0.000030000 [000]     100 call   api=cudaMalloc devPtr=0x7f0000000000 size=1048576 ret=0 out=0x7f0000000000 dur_ns=20000 id=1 parent=0 pid=100" >expect &&
+	test_cmp expect line &&
+	grep -c " switch prev_comm=" all.txt >n && echo 500 >expect && test_cmp expect n &&
+	grep -F "     1.500000000 [001]       - lost   count=17 span_ns=4000" all.txt
+'
+
+test_expect_success MKTRACE '--stream keeps those streams' '
+	ingero dump --stream lost,lib known.ing.zst >ll &&
+	test_line_count = 4 ll &&
+	ingero dump --stream wakeup known.ing.zst >wk &&
+	test_line_count = 300 wk &&
+	test_expect_code 129 ingero dump --stream nosuch known.ing.zst 2>err &&
+	grep "not a stream" err
+'
+
+test_expect_success MKTRACE '--tid keeps one thread: its calls, and the switches and wakeups it is in' '
+	ingero dump --stream call --tid 101 known.ing.zst >t101 &&
+	test_line_count = 500 t101 &&
+	ingero dump --stream switch --tid 100 known.ing.zst >s100 &&
+	test_line_count = 250 s100
+'
+
+test_expect_success MKTRACE '--from and --to take seconds or a unit, relative to the start' '
+	ingero dump --stream call --from 1.5 --to 2 known.ing.zst >half &&
+	test_line_count = 167 half &&
+	ingero dump --stream call --from 1500ms --to 2000000000ns known.ing.zst >half2 &&
+	test_cmp half half2 &&
+	head -1 half | grep "^     1.500030000 " &&
+	test_expect_code 129 ingero dump --from soon known.ing.zst 2>/dev/null
+'
+
+test_expect_success MKTRACE '--json writes one valid JSON object per line' '
+	ingero dump --json known.ing.zst >all.json &&
+	test_line_count = 1808 all.json &&
+	jq -s length all.json >n && echo 1808 >expect && test_cmp expect n &&
+	jq -r "select(.stream==\"call\" and .api==\"cudaMalloc\") | .args.size" all.json | sort -u >sizes &&
+	echo 1048576 >expect && test_cmp expect sizes &&
+	jq -r "select(.stream==\"lost\") | .count" all.json | paste -sd, >lost &&
+	echo 17,0 >expect && test_cmp expect lost
+'
+
+test_expect_success MKTRACE 'a damaged trace prints what it can, then exits 1 naming the block' '
+	head -c 2000 known.ing.zst >cut.ing.zst &&
+	test_expect_code 1 ingero dump cut.ing.zst >some 2>err &&
+	grep -E "damaged: block [0-9]+ at offset [0-9]+: truncated at offset 2000" err &&
+	test $(wc -l <some) -gt 100 &&
+	test $(wc -l <some) -lt 1808
+'
+
+test_expect_success 'dump --help prints the usage from the option table' '
+	ingero dump --help >out &&
+	grep "^usage: ingero dump" out &&
+	grep -- "--stream <name\[,name\]>" out
+'
+
+test_done
