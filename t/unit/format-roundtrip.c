@@ -80,15 +80,15 @@ static void test_roundtrip(void)
 		{
 			struct ingero_event ev;
 			size_t k;
-			int same = 1;
+			int hit = 1;
 
 			for (k = 0; k < left; k++)
 				if (ingero_reader_next(r, &ev) != 1 || !event_eq(&ev, &m[lo + k]))
-					same = 0;
+					hit = 0;
 			if (left < 50)
-				same = same && ingero_reader_next(r, &ev) == 0;
-			if (!same || i < 3)
-				ok(same, "seek to %" PRIu64 " lands on event %zu", t, lo);
+				hit = hit && ingero_reader_next(r, &ev) == 0;
+			if (!hit || i < 3)
+				ok(hit, "seek to %" PRIu64 " lands on event %zu", t, lo);
 		}
 	}
 	ok(1, "seek landed right at 40 random times");
@@ -97,7 +97,7 @@ static void test_roundtrip(void)
 	{
 		struct ingero_event ev, *sw = calloc(n, sizeof(*sw));
 		size_t k = 0, j = 0;
-		int same = 1;
+		int alike = 1;
 
 		for (i = 0; i < n; i++)
 			if (m[i].stream == INGERO_STREAM_SWITCH)
@@ -105,8 +105,8 @@ static void test_roundtrip(void)
 		ingero_reader_seek(r, 0);
 		ingero_reader_streams(r, 1u << INGERO_STREAM_SWITCH);
 		while (ingero_reader_next(r, &ev) == 1)
-			same = same && j < k && event_eq(&ev, &sw[j++]);
-		ok(same && j == k, "a stream mask returns that stream alone (%zu)", j);
+			alike = alike && j < k && event_eq(&ev, &sw[j++]);
+		ok(alike && j == k, "a stream mask returns that stream alone (%zu)", j);
 		free(sw);
 	}
 	ingero_reader_close(r);
