@@ -200,6 +200,7 @@ static void chain_culprits(struct ingero_analysis *a, struct ingero_analysis_cha
 			break;
 		c->task.tid = tid;
 		c->ns += b->ns;
+		ch->taken_ns += b->ns;
 		if (cls >= slow_cls) {
 			c->slow_ns += b->ns;
 			c->slow_calls += b->calls;
@@ -234,7 +235,7 @@ static void chain_culprits(struct ingero_analysis *a, struct ingero_analysis_cha
 static void chain_summary(struct ingero_analysis *a, struct ingero_analysis_chain *ch)
 {
 	const char *name = a->opts.apis[ch->api].name;
-	char p99[32], p50[32], from[32], each[32], *s = ch->summary;
+	char p99[32], p50[32], from[32], each[32], scope[64], *s = ch->summary;
 	size_t len = sizeof(ch->summary);
 	const struct ingero_analysis_culprit *c = &ch->culprits[0];
 	uint64_t total = 0;
@@ -263,9 +264,15 @@ static void chain_summary(struct ingero_analysis *a, struct ingero_analysis_chai
 			break;
 		}
 		ingero_analysis_fmt_ns(each, sizeof(each), c->slow_ns / c->slow_calls);
-		n = snprintf(s, len, "%llu of the %llu call%s >= %s %s %s on CPU %d by %s (pid %u), %s each",
-			     (unsigned long long)c->slow_calls, (unsigned long long)ch->slow_calls,
-			     ch->slow_calls == 1 ? "" : "s", from, c->slow_calls == 1 ? "was" : "were",
+		/* "5 of the 48 calls >= 1.6 ms were", or over all of them "100 of all 100 calls were". */
+		if (!ch->all_calls)
+			snprintf(scope, sizeof(scope), "the %llu call%s >= %s", (unsigned long long)ch->slow_calls,
+				 ch->slow_calls == 1 ? "" : "s", from);
+		else
+			snprintf(scope, sizeof(scope), "all %llu call%s", (unsigned long long)ch->slow_calls,
+				 ch->slow_calls == 1 ? "" : "s");
+		n = snprintf(s, len, "%llu of %s %s %s on CPU %d by %s (pid %u), %s each",
+			     (unsigned long long)c->slow_calls, scope, c->slow_calls == 1 ? "was" : "were",
 			     ch->cause == INGERO_CAUSE_PREEMPTED ? "preempted" : "kept off the CPU after their wakeup",
 			     ch->cpu, c->task.comm, c->task.pid, each);
 		break;
@@ -295,10 +302,9 @@ static void chain_summary(struct ingero_analysis *a, struct ingero_analysis_chai
 		snprintf(s + n, len - n, " [%llu of them on lossy stretches]", (unsigned long long)ch->slow_lossy);
 }
 
-static uint32_t severity_of(const struct ingero_analysis *a, const struct ingero_analysis_chain *ch,
-			    const struct ingero_analysis_api *row)
+static uint32_t severity_of(const struct ingero_analysis *a, const struct ingero_analysis_chain *ch)
 {
-	uint64_t taken = row->split_ns[INGERO_SPLIT_PREEMPTED] + row->split_ns[INGERO_SPLIT_WAIT];
+	uint64_t taken = ch->taken_ns;
 	double share;
 
 	if (ch->cause == INGERO_CAUSE_GPU_WAIT || ch->cause == INGERO_CAUSE_UNKNOWN)
@@ -310,14 +316,24 @@ static uint32_t severity_of(const struct ingero_analysis *a, const struct ingero
 		share >= MEDIUM_SHARE ? INGERO_SEVERITY_MEDIUM : INGERO_SEVERITY_LOW;
 }
 
-/* One chain for an outermost row, or none when its slow calls are no slower than its typical ones. */
-static int chain_of(struct ingero_analysis *a, const struct ingero_analysis_api *row,
+static int is_interference(uint32_t cause)
+{
+	return cause == INGERO_CAUSE_PREEMPTED || cause == INGERO_CAUSE_DELAYED;
+}
+
+/*
+ * A chain for an outermost row. Over its slow calls (all_calls 0): none when
+ * they are no slower than its typical ones. Over all of them (all_calls 1):
+ * the time other tasks took from every call, which a median cannot show when
+ * the neighbour slows every call alike.
+ */
+static int chain_of(struct ingero_analysis *a, const struct ingero_analysis_api *row, int all_calls,
 		    struct ingero_analysis_chain *ch, struct amap *sums)
 {
 	const struct row *r = a->rows[2 * row->api];
 	uint32_t c50 = sketch_bucket(row->p50_ns) >> CLASS_SHIFT, c90 = sketch_bucket(row->p90_ns) >> CLASS_SHIFT;
-	uint32_t slow_cls = c90 > c50 ? c90 : c50 + 1, k, i;
-	uint64_t typical[INGERO_NR_SPLITS] = { 0 }, ntypical = 0;
+	uint32_t slow_cls = all_calls ? 0 : c90 > c50 ? c90 : c50 + 1, k, i;
+	uint64_t typical[INGERO_NR_SPLITS] = { 0 }, ntypical = 0, taken;
 
 	memset(ch, 0, sizeof(*ch));
 	for (k = 0; k < CLASSES; k++) {
@@ -336,21 +352,33 @@ static int chain_of(struct ingero_analysis *a, const struct ingero_analysis_api 
 			ntypical += cl->calls;
 		}
 	}
-	if (!ch->slow_calls || !row->excess_ns)
+	taken = row->split_ns[INGERO_SPLIT_PREEMPTED] + row->split_ns[INGERO_SPLIT_WAIT];
+	if (!ch->slow_calls || (all_calls ? !taken : !row->excess_ns))
 		return 0;
 	ch->api = row->api;
-	ch->cost_ns = row->excess_ns;
+	ch->all_calls = all_calls;
 	ch->p50_ns = row->p50_ns;
 	ch->p90_ns = row->p90_ns;
 	ch->p99_ns = row->p99_ns;
 	ch->max_ns = row->max_ns;
 	ch->calls = row->calls;
-	ch->slow_from_ns = sketch_low(slow_cls << CLASS_SHIFT);
+	ch->slow_from_ns = all_calls ? row->min_ns : sketch_low(slow_cls << CLASS_SHIFT);
 	if (ch->slow_from_ns < row->min_ns)
 		ch->slow_from_ns = row->min_ns;
-	ch->cause = find_cause(a, row->api, ch->slow_split_ns, ch->slow_calls, typical, ntypical);
+	if (all_calls)
+		ch->cause = row->split_ns[INGERO_SPLIT_PREEMPTED] >= row->split_ns[INGERO_SPLIT_WAIT] ?
+			INGERO_CAUSE_PREEMPTED : INGERO_CAUSE_DELAYED;
+	else
+		ch->cause = find_cause(a, row->api, ch->slow_split_ns, ch->slow_calls, typical, ntypical);
 	chain_culprits(a, ch, slow_cls, sums);
-	ch->severity = severity_of(a, ch, row);
+	/* Runnable while the CPU idled (waking from a deep C-state) is nobody's interference. */
+	if (all_calls && ch->taken_ns < MEDIUM_SHARE * a->traced_ns)
+		return 0;
+	/* Interference costs what the culprits took, even where they slowed every call alike. */
+	ch->cost_ns = all_calls ? ch->taken_ns : row->excess_ns;
+	if (is_interference(ch->cause) && ch->taken_ns > ch->cost_ns)
+		ch->cost_ns = ch->taken_ns;
+	ch->severity = severity_of(a, ch);
 	ch->remedy = remedies[ch->cause];
 	chain_summary(a, ch);
 	return 1;
@@ -369,12 +397,24 @@ int build_chains(struct ingero_analysis *a)
 	struct amap sums;
 	uint32_t i;
 
-	res->chains = calloc(res->napis + 1, sizeof(*res->chains));
+	/* At most two chains per row: its slow calls, and interference that slowed all of them. */
+	res->chains = calloc(2 * res->napis + 1, sizeof(*res->chains));
 	if (!res->chains || amap_init(&sums, sizeof(struct ingero_analysis_culprit), 256))
 		return -1;
-	for (i = 0; i < res->napis; i++)
-		if (!res->apis[i].nested && chain_of(a, &res->apis[i], &res->chains[res->nchains], &sums))
+	for (i = 0; i < res->napis; i++) {
+		const struct ingero_analysis_api *row = &res->apis[i];
+		struct ingero_analysis_chain *ch = &res->chains[res->nchains];
+		uint64_t taken = row->split_ns[INGERO_SPLIT_PREEMPTED] + row->split_ns[INGERO_SPLIT_WAIT];
+		int slow;
+
+		if (row->nested)
+			continue;
+		slow = chain_of(a, row, 0, ch, &sums);
+		res->nchains += slow;
+		if ((!slow || !is_interference(ch->cause)) && taken >= MEDIUM_SHARE * a->traced_ns &&
+		    chain_of(a, row, 1, &res->chains[res->nchains], &sums))
 			res->nchains++;
+	}
 	amap_release(&sums);
 	qsort(res->chains, res->nchains, sizeof(*res->chains), by_cost);
 	return 0;

@@ -93,9 +93,11 @@ struct ingero_analysis_chain {
 	uint32_t api;
 	uint32_t severity;	/* enum ingero_severity */
 	uint32_t cause;		/* enum ingero_cause */
-	uint64_t cost_ns;	/* the API's time above its median, summed: the rank */
+	uint64_t cost_ns;	/* the time above the median, summed, or what interference took if more: the rank */
 	uint64_t p50_ns, p90_ns, p99_ns, max_ns;
 	uint64_t calls, slow_calls, slow_from_ns;	/* slow: the calls of at least slow_from_ns */
+	int all_calls;		/* the evidence is over all the calls: the neighbour slowed them alike */
+	uint64_t taken_ns;	/* the CPU time other tasks took from the API's calls while they were runnable */
 	uint64_t slow_lossy;	/* slow calls that overlap lost events */
 	uint64_t slow_split_ns[INGERO_NR_SPLITS];
 	int cpu;		/* where the first culprit took the most; -1 if none */

@@ -173,6 +173,35 @@ static void test_preemption(void)
 	is_u64(r->threads[0].run_ns, r->last_ns - (t0 - 1000) - 40000, "run time: all but the 40 us");
 }
 
+/* hog slows every launch alike: no call is above the median, yet the chain names it over all calls. */
+static void test_uniform_preemption(void)
+{
+	const struct ingero_analysis_result *r;
+	const struct ingero_analysis_chain *c;
+	uint64_t t0 = 1000000;
+	int i;
+
+	sw(t0 - 1000, 0, 0, 0, 101);
+	for (i = 0; i < 20; i++) {
+		uint64_t ts = t0 + i * 100000;
+
+		sw(ts + 3000, 0, 101, INGERO_STATE_RUNNING, 200);
+		sw(ts + 43000, 0, 200, INGERO_STATE_PREEMPTED, 101);
+		call(LAUNCH, 101, ts, ts + 50000, 0, 0, 0, 0, 0);
+	}
+	r = run();
+	is_u64(r->nchains, 1, "one chain");
+	c = &r->chains[0];
+	is_u64(c->all_calls, 1, "over all the calls");
+	is_u64(c->cause, INGERO_CAUSE_PREEMPTED, "preempted");
+	is_u64(c->severity, INGERO_SEVERITY_HIGH, "high: 80%% of the time taken");
+	is_u64(c->taken_ns, 20 * 40000, "taken");
+	is_u64(c->cost_ns, 20 * 40000, "what it took is the cost");
+	is_u64(c->culprits[0].task.tid, 200, "hog");
+	ok(strstr(c->summary, "20 of all 20 calls were preempted on CPU 0 by hog (pid 200), 40.0 us each") != NULL,
+	   "verdict: %s", c->summary);
+}
+
 /* A sync that sleeps until the fake GPU thread wakes it; then, once, hog delays the woken thread. */
 static void test_sync_sleep(void)
 {
@@ -385,6 +414,7 @@ static void test_percentiles(void)
 int main(void)
 {
 	test_preemption();
+	test_uniform_preemption();
 	test_sync_sleep();
 	test_weighting();
 	test_memory();
