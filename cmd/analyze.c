@@ -226,6 +226,14 @@ static void text_apis(const struct out *o)
 			pct(sp[INGERO_SPLIT_BLOCKED], a->total_ns),
 			pct(sp[INGERO_SPLIT_WAIT], a->total_ns));
 	}
+	for (i = 0; i < r->napis; i++) {
+		const struct ingero_analysis_api *a = &r->apis[i];
+
+		if (a->waker.tid && a->split_ns[INGERO_SPLIT_BLOCKED] * 10 >= a->total_ns)
+			fprintf(o->f, "%s slept %.0f%% of its time, woken mostly by %s (pid %u, tid %d%s): %s of it\n",
+				api_name(o, a->api), pct(a->split_ns[INGERO_SPLIT_BLOCKED], a->total_ns), a->waker.comm,
+				a->waker.pid, a->waker.tid, a->waker.traced ? ", traced" : "", NS(a->waker_ns));
+	}
 	fprintf(o->f, "preemp: runnable after a preemption; block: sleeping; wait: runnable after the wakeup. Percentiles are log-bucket "
 		"estimates within %.1f%%.\n", 100 * INGERO_ANALYSIS_REL_ERROR);
 }
@@ -597,6 +605,16 @@ static void json_apis(struct json *j, const struct out *o)
 		ju64(j, "max_ns", a->max_ns);
 		ju64(j, "excess_ns", a->excess_ns);
 		json_splits(j, a->split_ns);
+		jkey(j, "waker");
+		if (a->waker.tid) {
+			fputc('{', j->f);
+			j->first = 1;
+			jtask(j, &a->waker);
+			ju64(j, "ns", a->waker_ns);
+			jclose(j, '}');
+		} else {
+			fputs("null", j->f);
+		}
 		jopen(j, "histogram", '[');
 		for (b = 0; b < INGERO_ANALYSIS_HIST; b++)
 			if (a->hist[b]) {

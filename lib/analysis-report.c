@@ -452,6 +452,39 @@ static int by_cpu(const void *x, const void *y)
 	return (int)p->cpu - (int)q->cpu;
 }
 
+/* Each outer row's main waker: the blame map's waker entries, summed over the classes. */
+static int api_wakers(struct ingero_analysis *a)
+{
+	struct ingero_analysis_result *res = &a->result;
+	struct amap sums;
+	struct blame *b;
+	uint64_t key, *n;
+	size_t pos = 0;
+	uint32_t i;
+
+	if (amap_init(&sums, sizeof(uint64_t), 64))
+		return -1;
+	while ((b = amap_next(&a->blames, &pos, &key)))
+		if (key >> 62) {
+			n = amap_put(&sums, (key >> 40 & 0x3fffff) << 32 | (key & 0x0fffffff), NULL);
+			if (!n)
+				break;
+			*n += b->ns;
+		}
+	for (pos = 0; (n = amap_next(&sums, &pos, &key));)
+		for (i = 0; i < res->napis; i++) {
+			struct ingero_analysis_api *o = &res->apis[i];
+
+			if (o->nested || o->api != key >> 32 || *n < o->waker_ns ||
+			    (*n == o->waker_ns && (int32_t)(uint32_t)key > o->waker.tid))
+				continue;
+			o->waker_ns = *n;
+			task_of(a, (int32_t)(uint32_t)key, &o->waker);
+		}
+	amap_release(&sums);
+	return 0;
+}
+
 static int build_apis(struct ingero_analysis *a)
 {
 	struct ingero_analysis_result *res = &a->result;
@@ -464,7 +497,7 @@ static int build_apis(struct ingero_analysis *a)
 		if (a->rows[i])
 			fill_api(&res->apis[res->napis++], a->rows[i], i / 2, i % 2);
 	qsort(res->apis, res->napis, sizeof(*res->apis), by_total);
-	return 0;
+	return api_wakers(a);
 }
 
 /* The APIs an interferer hit most, from the per-class blame of the outermost calls. */

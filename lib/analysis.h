@@ -81,6 +81,8 @@ struct ingero_analysis_api {
 	uint64_t excess_ns;	/* time above the median, summed */
 	uint64_t split_ns[INGERO_NR_SPLITS];
 	uint64_t hist[INGERO_ANALYSIS_HIST];
+	struct ingero_analysis_task waker;	/* outer rows: who ended most of the blocked time; tid 0: none */
+	uint64_t waker_ns;	/* the blocked time of the calls it ended most of */
 };
 
 /*

@@ -34,6 +34,8 @@ test_expect_success 'the API summary: counts, split and percentiles' '
 	test_json r.json ".apis[] | select(.name==\"cudaFree\") | .p50_ns" 400000 &&
 	test_json r.json ".apis[] | select(.name==\"cudaFree\") | .p99_ns" 1600000 &&
 	test_json r.json ".apis[] | select(.name==\"cudaStreamSynchronize\") | .blocked_ns" 900000 &&
+	test_json r.json ".apis[] | select(.name==\"cudaStreamSynchronize\") | .waker.comm" gpu &&
+	test_json r.json ".apis[] | select(.name==\"cudaStreamSynchronize\") | .waker.ns" 900000 &&
 	test_json r.json ".apis[] | select(.name==\"cuMemAlloc_v2\") | .nested" true &&
 	test_json r.json ".apis[] | select(.name==\"cudaMalloc\") | .errors" 1
 '
