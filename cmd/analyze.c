@@ -649,6 +649,7 @@ static void json_chains(struct json *j, const struct out *o)
 		jtext(j, "scope", c->all_calls ? "all" : "slow");
 		ju64(j, "cost_ns", c->cost_ns);
 		ju64(j, "taken_ns", c->taken_ns);
+		ju64(j, "neighbour_ns", c->neighbour_ns);
 		ju64(j, "p50_ns", c->p50_ns);
 		ju64(j, "p90_ns", c->p90_ns);
 		ju64(j, "p99_ns", c->p99_ns);

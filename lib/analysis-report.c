@@ -8,7 +8,10 @@
 #include "analysis-internal.h"
 #include "error.h"
 
-/* Severity thresholds: the share of the traced time that the interference cost. */
+/*
+ * Severity thresholds: the share of the traced time that other programs'
+ * tasks took; the traced program's own threads rate low at most.
+ */
 #define HIGH_SHARE 0.10
 #define MEDIUM_SHARE 0.02
 
@@ -34,6 +37,9 @@ static const char *const remedies[INGERO_NR_CAUSES] = {
 		"(a caching allocator instead of an allocation per step)",
 	[INGERO_CAUSE_UNKNOWN] = "record again with larger buffers so that no events are lost",
 };
+
+static const char own_threads_remedy[] = "the traced program's own threads share the CPU: let it use more "
+	"CPUs (taskset, cpusets) or run fewer threads on these";
 
 const char *ingero_cause_name(enum ingero_cause c)
 {
@@ -210,6 +216,13 @@ static void chain_culprits(struct ingero_analysis *a, struct ingero_analysis_cha
 	amap_release(&wakers);
 	if (best_waker)
 		task_of(a, best_waker, &ch->waker);
+	for (pos = 0; (b = amap_next(sums, &pos, &key));) {
+		struct ingero_analysis_task t;
+
+		task_of(a, (int32_t)key, &t);
+		if (!t.traced)
+			ch->neighbour_ns += ((struct ingero_analysis_culprit *)(void *)b)->ns;
+	}
 	all = malloc((sums->n + 1) * sizeof(*all));
 	for (pos = 0; all && (b = amap_next(sums, &pos, &key));)
 		all[n++] = *(struct ingero_analysis_culprit *)(void *)b;
@@ -271,10 +284,10 @@ static void chain_summary(struct ingero_analysis *a, struct ingero_analysis_chai
 		else
 			snprintf(scope, sizeof(scope), "all %llu call%s", (unsigned long long)ch->slow_calls,
 				 ch->slow_calls == 1 ? "" : "s");
-		n = snprintf(s, len, "%llu of %s %s %s on CPU %d by %s (pid %u), %s each",
+		n = snprintf(s, len, "%llu of %s %s %s on CPU %d by %s (pid %u%s), %s each",
 			     (unsigned long long)c->slow_calls, scope, c->slow_calls == 1 ? "was" : "were",
 			     ch->cause == INGERO_CAUSE_PREEMPTED ? "preempted" : "kept off the CPU after their wakeup",
-			     ch->cpu, c->task.comm, c->task.pid, each);
+			     ch->cpu, c->task.comm, c->task.pid, c->task.traced ? ", a traced thread" : "", each);
 		break;
 	case INGERO_CAUSE_GPU_WAIT:
 	case INGERO_CAUSE_BLOCKED:
@@ -304,7 +317,7 @@ static void chain_summary(struct ingero_analysis *a, struct ingero_analysis_chai
 
 static uint32_t severity_of(const struct ingero_analysis *a, const struct ingero_analysis_chain *ch)
 {
-	uint64_t taken = ch->taken_ns;
+	uint64_t taken = ch->neighbour_ns;
 	double share;
 
 	if (ch->cause == INGERO_CAUSE_GPU_WAIT || ch->cause == INGERO_CAUSE_UNKNOWN)
@@ -374,12 +387,15 @@ static int chain_of(struct ingero_analysis *a, const struct ingero_analysis_api 
 	/* Runnable while the CPU idled (waking from a deep C-state) is nobody's interference. */
 	if (all_calls && ch->taken_ns < MEDIUM_SHARE * a->traced_ns)
 		return 0;
+	if (is_interference(ch->cause) && ch->nculprits && ch->culprits[0].task.traced)
+		ch->remedy = own_threads_remedy;
+	else
+		ch->remedy = remedies[ch->cause];
 	/* Interference costs what the culprits took, even where they slowed every call alike. */
 	ch->cost_ns = all_calls ? ch->taken_ns : row->excess_ns;
 	if (is_interference(ch->cause) && ch->taken_ns > ch->cost_ns)
 		ch->cost_ns = ch->taken_ns;
 	ch->severity = severity_of(a, ch);
-	ch->remedy = remedies[ch->cause];
 	chain_summary(a, ch);
 	return 1;
 }

@@ -100,6 +100,7 @@ struct ingero_analysis_chain {
 	uint64_t calls, slow_calls, slow_from_ns;	/* slow: the calls of at least slow_from_ns */
 	int all_calls;		/* the evidence is over all the calls: the neighbour slowed them alike */
 	uint64_t taken_ns;	/* the CPU time other tasks took from the API's calls while they were runnable */
+	uint64_t neighbour_ns;	/* of that, by tasks that are not traced threads: what rates the severity */
 	uint64_t slow_lossy;	/* slow calls that overlap lost events */
 	uint64_t slow_split_ns[INGERO_NR_SPLITS];
 	int cpu;		/* where the first culprit took the most; -1 if none */
