@@ -189,6 +189,9 @@ static void text_quality(const struct out *o)
 	for (i = 0; i < r->nopen && (int)i < o->top; i++)
 		fprintf(o->f, "           %s tid %d since %s, %s so far\n", api_name(o, r->open[i].api), r->open[i].tid,
 			AT(o, r->open[i].ts), NS(r->open[i].end_ns - r->open[i].ts));
+	if (r->repaired)
+		fprintf(o->f, "repaired   %" PRIu64 " switch-ins missing from the trace: calls ran while their thread "
+			"was not on a CPU\n", r->repaired);
 	if (r->uncovered_calls)
 		fprintf(o->f, "history    %" PRIu64 " calls began before their thread's kept history: "
 			"part of their time is 'unknown'\n", r->uncovered_calls);
@@ -538,6 +541,7 @@ static void json_session(struct json *j, const struct out *o)
 	jclose(j, '}');
 	ju64(j, "traced_ns", r->traced_ns);
 	ju64(j, "uncovered_calls", r->uncovered_calls);
+	ju64(j, "repaired_switch_ins", r->repaired);
 	jopen(j, "libraries", '[');
 	for (i = 0; i < r->nlibs; i++) {
 		jopen(j, NULL, '{');

@@ -110,7 +110,7 @@ struct ingero_analysis {
 	int32_t *size_arg, *ptr_arg;	/* per API: the argument holding the size, the pointer freed */
 	uint64_t origin, last_key;
 	uint64_t events[INGERO_NR_STREAMS];
-	uint64_t traced_ns, uncovered_calls;
+	uint64_t traced_ns, uncovered_calls, repaired;
 
 	struct amap threads;	/* tid -> struct thread * */
 	struct cpu_state **cpus;

@@ -661,6 +661,7 @@ const struct ingero_analysis_result *ingero_analysis_finish(struct ingero_analys
 	res->duration_ns = a->last_key > a->origin ? a->last_key - a->origin : 0;
 	res->traced_ns = a->traced_ns;
 	res->uncovered_calls = a->uncovered_calls;
+	res->repaired = a->repaired;
 	qsort(a->lost, a->nlost, sizeof(*a->lost), by_cpu);
 	res->lost = a->lost;
 	res->nlost = a->nlost;

@@ -543,6 +543,27 @@ static int account_outer(struct ingero_analysis *a, struct thread *t, struct row
 	return 0;
 }
 
+/*
+ * The probes fire on the thread's CPU, so it ran at the call's entry and at
+ * its return. A history that says otherwise lacks a switch-in: the thread
+ * ran from the entry on, or, if the stretch began inside the call, from some
+ * moment in it that is not known.
+ */
+static void repair(struct ingero_analysis *a, struct thread *t, const struct ingero_event *ev)
+{
+	struct stretch *s = &t->ring[t->head];
+
+	if (s->kind == INGERO_SPLIT_ONCPU || s->kind == KIND_PENDING)
+		return;
+	a->repaired++;
+	if (s->start <= ev->ts) {
+		thread_enter(a, t, ev->ts, INGERO_SPLIT_ONCPU, ev->call.cpu, 0);
+		return;
+	}
+	s->kind = INGERO_SPLIT_UNKNOWN;
+	thread_enter(a, t, ev->call.end_ns, INGERO_SPLIT_ONCPU, ev->call.cpu, 0);
+}
+
 static int on_call(struct ingero_analysis *a, const struct ingero_event *ev)
 {
 	const struct ingero_call *c = &ev->call;
@@ -557,6 +578,7 @@ static int on_call(struct ingero_analysis *a, const struct ingero_event *ev)
 	t->pid = c->pid;
 	if (mark_traced(a, t))
 		return -1;
+	repair(a, t, ev);
 	if ((a->opts.tid && (int32_t)c->tid != a->opts.tid) || (a->opts.api >= 0 && c->api != (uint32_t)a->opts.api))
 		return 0;
 	mem_call(a, t, c, in_window(a, ev->ts));

@@ -372,6 +372,29 @@ static void test_lost_and_open(void)
 	ok(!row(r, SYNC, 0), "an open call is not in the summary");
 }
 
+/* A switch-in the trace lost: the call's entry shows the thread ran from there. */
+static void test_repair(void)
+{
+	const struct ingero_analysis_result *r;
+	const struct ingero_analysis_api *a;
+
+	sw(500, 0, 0, 0, 101);
+	sw(1000, 0, 101, INGERO_STATE_SLEEPING, 0);
+	wake(2000, 1, 400, 101, 1);
+	call(LAUNCH, 101, 5000, 6000, 0, 0, 0, 0, 0);
+	sw(7000, 1, 101, INGERO_STATE_SLEEPING, 0);
+	wake(7500, 1, 400, 101, 1);
+	sw(7600, 1, 0, 0, 101);
+	sw(8000, 1, 101, INGERO_STATE_SLEEPING, 0);
+	call(LAUNCH, 101, 7800, 9000, 0, 0, 0, 0, 0);
+	r = run();
+	a = row(r, LAUNCH, 0);
+	is_u64(r->repaired, 2, "two switch-ins inferred");
+	is_u64(a->split_ns[INGERO_SPLIT_ONCPU], 1000 + 200, "the first call ran, the second from 7.8 to 8 us");
+	is_u64(a->split_ns[INGERO_SPLIT_UNKNOWN], 1000, "when the second came back is not known");
+	is_u64(a->split_ns[INGERO_SPLIT_WAIT], 0, "no wait is made up");
+}
+
 /* --from/--to and --tid: only what falls inside counts. */
 static void test_filters(void)
 {
@@ -420,6 +443,7 @@ int main(void)
 	test_memory();
 	test_lost_and_open();
 	test_filters();
+	test_repair();
 	test_percentiles();
 	ingero_analysis_free(an);
 	return done_testing();
