@@ -662,7 +662,8 @@ const struct ingero_analysis_result *ingero_analysis_finish(struct ingero_analys
 	res->traced_ns = a->traced_ns;
 	res->uncovered_calls = a->uncovered_calls;
 	res->repaired = a->repaired;
-	qsort(a->lost, a->nlost, sizeof(*a->lost), by_cpu);
+	if (a->nlost)
+		qsort(a->lost, a->nlost, sizeof(*a->lost), by_cpu);
 	res->lost = a->lost;
 	res->nlost = a->nlost;
 	for (i = 0; i < a->nlost; i++)
