@@ -501,7 +501,7 @@ start_run() {
 	perf) "$bin/bench-time" -o "$w/t" -- perf record -q -e "$G:$LE" -e "$G:$LR" -o "$w/s.data" -- true ;;
 	trace-cmd) "$bin/bench-time" -o "$w/t" -- unshare -m --propagation private "$w/no-ftrace" \
 		trace-cmd record -q -e "$G:$LE" -e "$G:$LR" -F -c -o "$w/s.dat" true ;;
-	bpftrace-hist) "$bin/bench-time" -o "$w/t" -- bpftrace -e "uprobe:$LIB:cuLaunchKernel { @n = count(); }" -c "$(command -v true)" ;;
+	bpftrace-hist) "$bin/bench-time" -o "$w/t" -- bpftrace -e "uprobe:$LIB:cuLaunchKernel { @n = count(); }" -c "$(type -P true)" ;;
 	esac
 }
 for ((round = 0; round < ROUNDS; round++)); do
