@@ -495,7 +495,8 @@ int cmd_record(int argc, const char **argv)
 	}
 	if (!o.all && ingero_session_filter_pids(s, pids, npids))
 		goto fail;
-	if (!ingero_libfind_candidates(&found))
+	/* The watch probes each library as it is mapped; without it, probe where it will come from. */
+	if ((ch.listener < 0 || !argc) && !ingero_libfind_candidates(&found))
 		probe_list(r, &found, 0);
 	probe_list(r, &o.libs, 0);
 	if (o.pids || o.all)

@@ -49,13 +49,13 @@ struct field {
 struct handler {
 	enum handler_kind kind;
 	uint32_t api;
-	struct field f[INGERO_MAX_ARGS + 4];
+	struct field f[INGERO_MAX_ARGS + 4];	/* F_API: absent (-1) where the event is the API's own */
 	uint16_t window[MAX_WINDOW_WORDS];	/* offsets of the stack window's words */
 	unsigned nwindow;
 };
 
 /* Field slots of struct handler.f, by event kind. */
-enum { F_ARG0 = 0, F_SP = INGERO_MAX_ARGS, F_RET };
+enum { F_ARG0 = 0, F_SP = INGERO_MAX_ARGS, F_RET, F_API };
 enum { SW_PREV_COMM, SW_PREV_PID, SW_PREV_PRIO, SW_PREV_STATE, SW_NEXT_COMM, SW_NEXT_PID, SW_NEXT_PRIO };
 enum { WK_COMM, WK_PID, WK_PRIO, WK_TARGET };
 enum { FK_PARENT, FK_CHILD, FK_CHILD_COMM };
@@ -120,6 +120,7 @@ struct ingero_recorder {
 	size_t nfiles;
 	uint32_t next_lib_id;
 	uint64_t *offsets;		/* scratch for ingero_lib_resolve() */
+	uint64_t (*arg_mask)[INGERO_MAX_ARGS];	/* by API: the bits of each argument that are its own */
 	struct ingero_record_stats st;
 };
 
@@ -311,6 +312,7 @@ struct ingero_recorder *ingero_recorder_new(struct ingero_session *s, struct ing
 					    const uint8_t *api_enabled)
 {
 	struct ingero_recorder *r = calloc(1, sizeof(*r));
+	size_t i, j;
 
 	if (!r)
 		return NULL;
@@ -323,10 +325,17 @@ struct ingero_recorder *ingero_recorder_new(struct ingero_session *s, struct ing
 	r->threads_cap = 256;
 	r->threads = calloc(r->threads_cap, sizeof(*r->threads));
 	r->offsets = calloc(napis, sizeof(*r->offsets));
-	if (!r->threads || !r->offsets || enable_sched(r) || open_cpus(r)) {
+	r->arg_mask = calloc(napis, sizeof(*r->arg_mask));
+	if (!r->threads || !r->offsets || !r->arg_mask || enable_sched(r) || open_cpus(r)) {
 		ingero_recorder_free(r);
 		return NULL;
 	}
+	for (i = 0; i < napis; i++)
+		for (j = 0; j < INGERO_MAX_ARGS; j++) {
+			unsigned bits = j < apis[i].nargs ? ingero_probe_arg_bits(&apis[i].args[j]) : 64;
+
+			r->arg_mask[i][j] = bits == 64 ? ~0ULL : (1ULL << bits) - 1;
+		}
 	return r;
 }
 
@@ -355,12 +364,13 @@ static int remember_file(struct ingero_recorder *r, const struct stat *st)
 	return 0;
 }
 
-static int setup_call_handler(struct ingero_recorder *r, struct tep_event *ev, uint32_t api, int is_return)
+/* The handler of a call event: one API's own, or (grouped) many, naming theirs in the field "api". */
+static int setup_call_handler(struct ingero_recorder *r, struct tep_event *ev, uint32_t api,
+			      int is_return, int has_out)
 {
 	static const char *const arg_names[INGERO_MAX_ARGS] = { "a0", "a1", "a2", "a3", "a4", "a5" };
 	struct handler *h = handler_for(r, ev->id, is_return ? H_RETURN : H_ENTRY);
 	unsigned words, per, i;
-	int has_out = ingero_api_arg(&r->apis[api], INGERO_ARG_OUT_DEVPTR) >= 0;
 
 	if (!h)
 		return -1;
@@ -369,6 +379,7 @@ static int setup_call_handler(struct ingero_recorder *r, struct tep_event *ev, u
 		optional_field(ev, &h->f[F_ARG0 + i], arg_names[i]);
 	optional_field(ev, &h->f[F_SP], "sp");
 	optional_field(ev, &h->f[F_RET], "ret");
+	optional_field(ev, &h->f[F_API], "api");
 	if (!is_return || !has_out)
 		return 0;
 	ingero_probe_window(r->s->use_arrays, &words, &per);
@@ -381,15 +392,21 @@ static int setup_call_handler(struct ingero_recorder *r, struct tep_event *ev, u
 		snprintf(name, sizeof(name), "w%u", i / per);
 		tf = tep_find_field(ev, name);
 		if (!tf)
-			return error("return probe of '%s' lacks its stack window '%s'", r->apis[api].name, name);
+			return error("return probe '%s' lacks its stack window '%s'", ev->name, name);
 		h->window[i] = tf->offset + (i % per) * 8;
 	}
 	h->nwindow = words;
 	return 0;
 }
 
-static int add_probe(struct ingero_recorder *r, uint32_t api, uint32_t lib_id,
-		     const char *path, uint64_t offset, int is_return)
+static int has_out(const struct ingero_api *api)
+{
+	return ingero_api_arg(api, INGERO_ARG_OUT_DEVPTR) >= 0;
+}
+
+/* One event per probe (kernels without grouped probes): slow to remove, but the 4.x way. */
+static int add_own_probe(struct ingero_recorder *r, uint32_t api, uint32_t lib_id,
+			 const char *path, uint64_t offset, int is_return)
 {
 	char name[80], fetch[4096];
 	struct tep_event *ev;
@@ -397,10 +414,63 @@ static int add_probe(struct ingero_recorder *r, uint32_t api, uint32_t lib_id,
 	snprintf(name, sizeof(name), "%s_%u%s", r->apis[api].name, lib_id, is_return ? "_ret" : "");
 	if (ingero_probe_fetchargs(&r->apis[api], is_return, r->s->use_arrays, fetch, sizeof(fetch)))
 		return error("fetch arguments of '%s' do not fit", r->apis[api].name);
-	ev = ingero_session_add_uprobe(r->s, name, path, offset, fetch, is_return);
-	if (!ev || setup_call_handler(r, ev, api, is_return))
+	if (ingero_session_add_uprobe(r->s, name, path, offset, fetch, is_return))
 		return -1;
-	r->st.probes++;
+	ev = ingero_session_enable_uprobe(r->s, name);
+	return ev ? setup_call_handler(r, ev, api, is_return, has_out(&r->apis[api])) : -1;
+}
+
+/*
+ * The three events a library's probes share: entries, returns, and returns
+ * of the APIs that hand out a pointer (with the stack window).
+ */
+enum lib_event { LIB_ENTRY, LIB_RETURN, LIB_RETURN_OUT };
+
+static int wants(const struct ingero_recorder *r, size_t api, enum lib_event which)
+{
+	if (!r->api_enabled[api] || !r->offsets[api])
+		return 0;
+	return which == LIB_ENTRY || (which == LIB_RETURN_OUT) == has_out(&r->apis[api]);
+}
+
+static int add_lib_event(struct ingero_recorder *r, uint32_t lib_id, const char *path,
+			 enum lib_event which)
+{
+	static const char *const prefix[] = { "entry", "return", "return_out" };
+	char name[64], fetch[4096];
+	struct tep_event *ev;
+	size_t i, n = 0;
+
+	snprintf(name, sizeof(name), "%s_%u", prefix[which], lib_id);
+	for (i = 0; i < r->napis; i++) {
+		if (!wants(r, i, which))
+			continue;
+		if (ingero_probe_fetchargs_grouped(&r->apis[i], i, which != LIB_ENTRY, r->s->use_arrays,
+						   fetch, sizeof(fetch)))
+			return error("fetch arguments of '%s' do not fit", r->apis[i].name);
+		if (ingero_session_add_uprobe(r->s, name, path, r->offsets[i], fetch, which != LIB_ENTRY))
+			return -1;
+		n++;
+	}
+	if (!n)
+		return 0;
+	ev = ingero_session_enable_uprobe(r->s, name);
+	return ev ? setup_call_handler(r, ev, 0, which != LIB_ENTRY, which == LIB_RETURN_OUT) : -1;
+}
+
+static int add_probes(struct ingero_recorder *r, uint32_t lib_id, const char *path)
+{
+	size_t i;
+
+	if (r->s->grouped)
+		return add_lib_event(r, lib_id, path, LIB_ENTRY) ||
+		       add_lib_event(r, lib_id, path, LIB_RETURN) ||
+		       add_lib_event(r, lib_id, path, LIB_RETURN_OUT) ? -1 : 0;
+	for (i = 0; i < r->napis; i++)
+		if (wants(r, i, LIB_ENTRY) &&
+		    (add_own_probe(r, i, lib_id, path, r->offsets[i], 0) ||
+		     add_own_probe(r, i, lib_id, path, r->offsets[i], 1)))
+			return -1;
 	return 0;
 }
 
@@ -466,14 +536,11 @@ static int probe_lib_locked(struct ingero_recorder *r, const char *path, pid_t p
 	if (found <= 0)
 		return found;
 	lib_id = r->next_lib_id++;
-	for (i = 0; i < r->napis; i++) {
-		if (!r->api_enabled[i] || !r->offsets[i])
-			continue;
-		if (add_probe(r, i, lib_id, path, r->offsets[i], 0) ||
-		    add_probe(r, i, lib_id, path, r->offsets[i], 1))
-			return -1;
-		probes++;
-	}
+	if (add_probes(r, lib_id, path))
+		return -1;
+	for (i = 0; i < r->napis; i++)
+		probes += wants(r, i, LIB_ENTRY);
+	r->st.probes += 2 * probes;
 	if (write_lib(r, path, build_id, pid, lib_id, probes, warn_missing(r, path)))
 		return -1;
 	return probes;
@@ -614,11 +681,17 @@ static int emit(struct ingero_recorder *r, struct ingero_event *ev)
 	return ingero_writer_add(r->w, ev);
 }
 
+static uint32_t call_api(const struct ingero_recorder *r, const struct handler *h, const void *data)
+{
+	return h->f[F_API].offset >= 0 ? (uint32_t)read_field(data, &h->f[F_API]) : h->api;
+}
+
 static void on_entry(struct ingero_recorder *r, const struct handler *h, const void *data,
 		     uint64_t ts, int cpu)
 {
 	struct thread *t = thread_get(r, common_pid(data), 0);
 	struct frame *fr;
+	uint32_t api;
 	unsigned i;
 
 	if (!t)
@@ -627,13 +700,17 @@ static void on_entry(struct ingero_recorder *r, const struct handler *h, const v
 		r->st.unpaired++;
 		return;
 	}
+	api = call_api(r, h, data);
+	if (api >= r->napis)
+		return;
 	fr = &t->stack[t->depth++];
 	fr->id = ++r->next_call_id;
 	fr->ts = ts;
-	fr->api = h->api;
+	fr->api = api;
 	fr->cpu = cpu;
 	for (i = 0; i < INGERO_MAX_ARGS; i++)
-		fr->args[i] = h->f[F_ARG0 + i].offset >= 0 ? read_field(data, &h->f[F_ARG0 + i]) : 0;
+		fr->args[i] = h->f[F_ARG0 + i].offset >= 0 ?
+			read_field(data, &h->f[F_ARG0 + i]) & r->arg_mask[api][i] : 0;
 }
 
 /*
@@ -670,11 +747,12 @@ static void on_return(struct ingero_recorder *r, const struct handler *h, const 
 	struct thread *t = thread_get(r, common_pid(data), 0);
 	struct ingero_event ev = { .stream = INGERO_STREAM_CALL };
 	const struct frame *fr;
+	uint32_t api = call_api(r, h, data);
 	int j;
 
 	if (!t)
 		return;
-	for (j = (int)t->depth - 1; j >= 0 && t->stack[j].api != h->api; j--)
+	for (j = (int)t->depth - 1; j >= 0 && t->stack[j].api != api; j--)
 		;
 	if (j < 0) {
 		r->st.unpaired++;
@@ -984,6 +1062,7 @@ void ingero_recorder_free(struct ingero_recorder *r)
 	free(r->threads);
 	free(r->files);
 	free(r->offsets);
+	free(r->arg_mask);
 	pthread_mutex_destroy(&r->lock);
 	free(r);
 }

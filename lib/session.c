@@ -140,6 +140,7 @@ struct ingero_session *ingero_session_new(size_t buffer_kb)
 	snprintf(s->group, sizeof(s->group), GROUP_PREFIX "%d", (int)getpid());
 	s->ncpus = sysconf(_SC_NPROCESSORS_CONF);
 	s->use_arrays = readme_has(dir, "[<array-size>]") || readme_has(dir, "\\[<array-size>\\]");
+	s->grouped = readme_has(dir, "\\imm-value") && !getenv("INGERO_NO_GROUPED_PROBES");
 	s->tep = tracefs_local_events_system(dir, systems);
 	if (!s->tep) {
 		error("cannot read the event formats under '%s/events'", dir);
@@ -168,31 +169,57 @@ static int remember_probe(struct ingero_session *s, struct tracefs_dynevent *ev)
 	return 0;
 }
 
-struct tep_event *ingero_session_add_uprobe(struct ingero_session *s, const char *name,
-					    const char *path, unsigned long long offset,
-					    const char *fetchargs, int is_return)
+static struct tracefs_dynevent *find_probe(struct ingero_session *s, const char *name)
+{
+	size_t i;
+
+	for (i = s->nprobes; i-- > 0;) {
+		char *event = NULL;
+		int same;
+
+		tracefs_dynevent_info(s->probes[i], NULL, &event, NULL, NULL, NULL);
+		same = event && !strcmp(event, name);
+		free(event);
+		if (same)
+			return s->probes[i];
+	}
+	return NULL;
+}
+
+int ingero_session_add_uprobe(struct ingero_session *s, const char *name, const char *path,
+			      unsigned long long offset, const char *fetchargs, int is_return)
 {
 	struct tracefs_dynevent *ev = is_return ?
 		tracefs_uretprobe_alloc(s->group, name, path, offset, fetchargs) :
 		tracefs_uprobe_alloc(s->group, name, path, offset, fetchargs);
-	struct tep_event *fmt;
+	int joins;
 
-	if (!ev) {
-		error_errno("cannot describe uprobe '%s' at %s:%#llx", name, path, offset);
-		return NULL;
-	}
+	if (!ev)
+		return error_errno("cannot describe uprobe '%s' at %s:%#llx", name, path, offset);
+	joins = find_probe(s, name) != NULL;
 	if (tracefs_dynevent_create(ev)) {
-		error("the kernel refused uprobe '%s/%s' at %s:%#llx (%s): see %s/error_log",
-		      s->group, name, path, offset, fetchargs, tracefs_tracing_dir());
 		tracefs_dynevent_free(ev);
-		return NULL;
+		return error("the kernel refused uprobe '%s/%s' at %s:%#llx (%s): see %s/error_log",
+			     s->group, name, path, offset, fetchargs, tracefs_tracing_dir());
+	}
+	/* Removing an event removes every probe that joined it: one handle is enough. */
+	if (joins) {
+		tracefs_dynevent_free(ev);
+		return 0;
 	}
 	if (remember_probe(s, ev)) {
 		tracefs_dynevent_destroy(ev, true);
 		tracefs_dynevent_free(ev);
-		return NULL;
+		return -1;
 	}
-	fmt = tracefs_dynevent_get_event(s->tep, ev);
+	return 0;
+}
+
+struct tep_event *ingero_session_enable_uprobe(struct ingero_session *s, const char *name)
+{
+	struct tracefs_dynevent *ev = find_probe(s, name);
+	struct tep_event *fmt = ev ? tracefs_dynevent_get_event(s->tep, ev) : NULL;
+
 	if (!fmt) {
 		error("cannot read the format of '%s/%s'", s->group, name);
 		return NULL;

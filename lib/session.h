@@ -22,6 +22,13 @@ struct ingero_session {
 	size_t nprobes, probes_alloc;
 	int ncpus;
 	int use_arrays;			/* the kernel takes array fetch arguments (TYPE[N]) */
+	/*
+	 * The kernel appends probes to an event and takes immediate values, so
+	 * a library's probes can share three events, each naming its API in a
+	 * field. Their removal then waits for the kernel's grace periods once
+	 * per event rather than once per probe (seconds for a whole library).
+	 */
+	int grouped;
 };
 
 /*
@@ -30,10 +37,14 @@ struct ingero_session {
  * ingero_session_free(). NULL on failure, with the reason printed.
  */
 struct ingero_session *ingero_session_new(size_t buffer_kb);
-/* Creates and enables a uprobe (or uretprobe) on path:offset; returns its format, NULL on failure. */
-struct tep_event *ingero_session_add_uprobe(struct ingero_session *s, const char *name,
-					    const char *path, unsigned long long offset,
-					    const char *fetchargs, int is_return);
+/*
+ * Creates a uprobe (or uretprobe) on path:offset; a second one of the same
+ * name joins the first one's event (see grouped). 0 or -1.
+ */
+int ingero_session_add_uprobe(struct ingero_session *s, const char *name, const char *path,
+			      unsigned long long offset, const char *fetchargs, int is_return);
+/* Enables the event of the uprobes of that name and returns its format, NULL on failure. */
+struct tep_event *ingero_session_enable_uprobe(struct ingero_session *s, const char *name);
 /* Enables a tracepoint in the instance and returns its format. */
 struct tep_event *ingero_session_enable(struct ingero_session *s, const char *system, const char *event);
 /* Traces only these processes and, with event-fork, everything they start. */

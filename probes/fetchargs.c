@@ -85,6 +85,7 @@ struct out {
 	char *buf;
 	size_t len, used;
 	int overflow;
+	int uniform;	/* every argument as u64, the missing ones as 0: one format for many probes */
 };
 
 __attribute__((format(printf, 2, 3)))
@@ -109,18 +110,28 @@ static void entry_args(struct out *o, const struct ingero_api *api)
 
 	for (i = 0; i < api->nargs; i++) {
 		const struct ingero_arg *arg = &api->args[i];
+		const char *type = o->uniform ? "u64" : fetch_type(arg);
 		unsigned words = words_of(arg->type);
 
 		if (reg + words <= abi.nregs) {
-			add(o, "%sa%u=%s:%s", o->used ? " " : "", i, abi.regs[reg], fetch_type(arg));
+			add(o, "%sa%u=%s:%s", o->used ? " " : "", i, abi.regs[reg], type);
 			reg += words;
 		} else {
-			add(o, "%sa%u=+%u(%%sp):%s", o->used ? " " : "", i, stack, fetch_type(arg));
+			add(o, "%sa%u=+%u(%%sp):%s", o->used ? " " : "", i, stack, type);
 			stack += 8 * words;
 			if (abi.stack_ends_regs)
 				reg = abi.nregs;
 		}
 	}
+	for (; o->uniform && i < INGERO_MAX_ARGS; i++)
+		add(o, " a%u=\\0:u64", i);
+}
+
+unsigned ingero_probe_arg_bits(const struct ingero_arg *arg)
+{
+	const char *type = fetch_type(arg);
+
+	return type[1] == '8' ? 8 : type[1] == '3' ? 32 : 64;
 }
 
 void ingero_probe_window(int use_arrays, unsigned *words, unsigned *per_field)
@@ -129,31 +140,49 @@ void ingero_probe_window(int use_arrays, unsigned *words, unsigned *per_field)
 	*per_field = use_arrays ? ARRAY_FIELD_WORDS : 1;
 }
 
-int ingero_probe_fetchargs(const struct ingero_api *api, int is_return, int use_arrays, char *buf, size_t len)
+static int fetchargs(struct out *o, const struct ingero_api *api, int is_return, int use_arrays)
 {
-	struct out o = { buf, len, 0, 0 };
 	int out_ptr = ingero_api_arg(api, INGERO_ARG_OUT_DEVPTR) >= 0;
 	unsigned words, per_field, w;
+
+	if (!is_return) {
+		entry_args(o, api);
+		if (out_ptr || o->uniform)
+			add(o, "%ssp=%%sp:x64", o->used ? " " : "");
+		return o->overflow ? -1 : 0;
+	}
+	add(o, "%sret=$retval:u32", o->used ? " " : "");
+	if (out_ptr) {
+		add(o, " sp=%%sp:x64");
+		ingero_probe_window(use_arrays, &words, &per_field);
+		for (w = 0; w < words / per_field; w++) {
+			if (per_field > 1)
+				add(o, " w%u=+%u(%%sp):x64[%u]", w, w * per_field * 8, per_field);
+			else
+				add(o, " w%u=+%u(%%sp):x64", w, w * 8);
+		}
+	}
+	return o->overflow ? -1 : 0;
+}
+
+int ingero_probe_fetchargs(const struct ingero_api *api, int is_return, int use_arrays, char *buf, size_t len)
+{
+	struct out o = { buf, len, 0, 0, 0 };
 
 	if (!len)
 		return -1;
 	buf[0] = '\0';
-	if (!is_return) {
-		entry_args(&o, api);
-		if (out_ptr)
-			add(&o, "%ssp=%%sp:x64", o.used ? " " : "");
-		return o.overflow ? -1 : 0;
-	}
-	add(&o, "ret=$retval:u32");
-	if (out_ptr) {
-		add(&o, " sp=%%sp:x64");
-		ingero_probe_window(use_arrays, &words, &per_field);
-		for (w = 0; w < words / per_field; w++) {
-			if (per_field > 1)
-				add(&o, " w%u=+%u(%%sp):x64[%u]", w, w * per_field * 8, per_field);
-			else
-				add(&o, " w%u=+%u(%%sp):x64", w, w * 8);
-		}
-	}
-	return o.overflow ? -1 : 0;
+	return fetchargs(&o, api, is_return, use_arrays);
+}
+
+int ingero_probe_fetchargs_grouped(const struct ingero_api *api, uint32_t index, int is_return,
+				   int use_arrays, char *buf, size_t len)
+{
+	struct out o = { buf, len, 0, 0, 1 };
+
+	if (!len)
+		return -1;
+	buf[0] = '\0';
+	add(&o, "api=\\%u:u16", index);
+	return fetchargs(&o, api, is_return, use_arrays);
 }

@@ -38,6 +38,15 @@ const char *ingero_probe_prototype(const struct ingero_api *api);
  */
 int ingero_probe_fetchargs(const struct ingero_api *api, int is_return, int use_arrays,
 			   char *buf, size_t len);
+/*
+ * The same for one probe of an event that many probes share (kernels that
+ * append probes to an event and take immediate values): "api=\\N:u16" names
+ * the API, and every entry has the same fields a0..a5 (u64; absent ones 0) and sp.
+ */
+int ingero_probe_fetchargs_grouped(const struct ingero_api *api, uint32_t index, int is_return,
+				   int use_arrays, char *buf, size_t len);
+/* How many low bits of a fetched argument are the argument's (8, 32 or 64). */
+unsigned ingero_probe_arg_bits(const struct ingero_arg *arg);
 /* The stack window at return: how many 8-byte words from the return sp, in fields of how many. */
 void ingero_probe_window(int use_arrays, unsigned *words, unsigned *per_field);
 

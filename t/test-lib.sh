@@ -159,11 +159,17 @@ test_within() {
 		{ echo "test_within: $1 is not within $3% of $2" >&2; return 1; }
 }
 
-# What of ingero is registered in the kernel now: uprobe lines and instances.
+# What ingero left in the kernel: uprobe events and instances of ours whose
+# process is gone (a live one belongs to a session still running).
 ingero_kernel_leftovers() {
 	[ -n "$TRACING_DIR" ] || find_tracing_dir || return 0
-	grep -E '^[pr][0-9]*:ingero' "$TRACING_DIR/uprobe_events" 2>/dev/null
-	ls "$TRACING_DIR/instances" 2>/dev/null | grep '^ingero'
+	{
+		sed -n 's/^[pr][0-9]*:\(ingero[^/]*\)\/.*/\1/p' "$TRACING_DIR/uprobe_events" 2>/dev/null
+		ls "$TRACING_DIR/instances" 2>/dev/null | grep '^ingero'
+	} | while read -r name; do
+		pid=${name##*[_-]}
+		case "$pid" in ''|*[!0-9]*) echo "$name" ;; *) kill -0 "$pid" 2>/dev/null || echo "$name" ;; esac
+	done
 }
 
 # api_calls TRACE API: how many calls of API the trace holds, from the analyzer's JSON.
