@@ -312,6 +312,7 @@ static void status_line(struct ingero_recorder *r, struct ingero_writer *w, uint
 static void summary(struct ingero_recorder *r, uint64_t bytes, const char *output, int ncpus)
 {
 	struct ingero_record_stats st;
+	const char *sep;
 	int cpu;
 
 	ingero_recorder_stats(r, &st);
@@ -319,11 +320,20 @@ static void summary(struct ingero_recorder *r, uint64_t bytes, const char *outpu
 		(unsigned long long)st.events, (unsigned long long)st.calls,
 		(unsigned long long)st.open_calls, output, (unsigned long long)bytes,
 		st.events ? (double)bytes / st.events : 0.0, (unsigned long long)st.lost);
-	for (cpu = 0; st.lost && cpu < ncpus && cpu < 256; cpu++)
-		if (st.lost_per_cpu[cpu])
-			fprintf(stderr, "%s cpu%d %llu", cpu ? "," : " (", cpu,
-				(unsigned long long)st.lost_per_cpu[cpu]);
+	for (cpu = 0, sep = " ("; st.lost && cpu < ncpus && cpu < 256; cpu++)
+		if (st.lost_per_cpu[cpu]) {
+			fprintf(stderr, "%scpu%d %llu", sep, cpu, (unsigned long long)st.lost_per_cpu[cpu]);
+			sep = ", ";
+		}
 	fprintf(stderr, "%s\n", st.lost ? ")" : "");
+}
+
+/* Said even with -q: what makes the trace less than the user asked for. */
+static void warn_incomplete(struct ingero_recorder *r)
+{
+	struct ingero_record_stats st;
+
+	ingero_recorder_stats(r, &st);
 	if (st.unpaired)
 		warning("%llu call entries or returns could not be paired (lost events, or calls that never returned)",
 			(unsigned long long)st.unpaired);
@@ -522,6 +532,7 @@ int cmd_record(int argc, const char **argv)
 		error("the trace '%s' may be incomplete", o.output);
 	if (!o.quiet)
 		summary(r, fstat(fd, &st) ? 0 : st.st_size, o.output, s->ncpus);
+	warn_incomplete(r);
 	ingero_recorder_free(r);
 	ingero_session_free(s);
 	close(fd);

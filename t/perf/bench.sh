@@ -44,7 +44,7 @@ bg_pid=
 
 cleanup() {
 	[ -n "$bg_pid" ] && kill -INT "$bg_pid" 2>/dev/null && wait "$bg_pid" 2>/dev/null
-	grep -o "^[pr]:$G/[^ ]*" $T/uprobe_events 2>/dev/null | sed 's/^[pr]:/-:/' |
+	grep -o "^[pr]:$G/[^ ]*" $T/uprobe_events 2>/dev/null | sed 's/^[pr]:/-:/' | sort -u |
 		while read -r ev; do echo "$ev" >>$T/uprobe_events; done
 	[ -n "${BENCH_KEEP:-}" ] || rm -rf "$w"
 }
@@ -72,7 +72,8 @@ grep -E "^[pr]:ingero_$ipid/[^ ]+ ($LIB|$RT):" "$w/ingero-probes" | sed "s,^\\([
 off=$("$bin/bench-bare" offset "$LIB" cuLaunchKernel) || exit 1
 LE=$(grep -iE "^p:$G/[^ ]+ $LIB:0x0*${off#0x} " "$w/our-probes" | sed 's,^p:[^/]*/\([^ ]*\).*,\1,')
 [ -n "$LE" ] && [ -s "$w/sched-events" ] || { echo "bench: cannot find ingero's probe on cuLaunchKernel in $LIB" >&2; exit 1; }
-LR=${LE}_ret
+# ingero names a return event after its entry: entry_N/return_N (probes grouped by library), or API_N/API_N_ret.
+case "$LE" in entry_*) LR=return_${LE#entry_} ;; *) LR=${LE}_ret ;; esac
 { cat "$w/our-probes"; echo "p:$G/launch0 $LIB:$off"; echo "r:$G/launch0_ret $LIB:$off"; } |
 	while read -r line; do echo "$line" >>$T/uprobe_events || exit 1; done || { echo "bench: cannot add uprobes" >&2; exit 1; }
 grep -q "^r:$G/$LR " $T/uprobe_events || { echo "bench: no return probe '$LR' beside '$LE'" >&2; exit 1; }
