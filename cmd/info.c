@@ -141,8 +141,15 @@ static void print_json(const char *path, const struct ingero_header *h, const st
 	print_quoted(h->boot_id);
 	printf(",\"command\":");
 	print_quoted(h->command);
-	printf(",\"ncpus\":%u,\"start_ns\":%" PRIu64 ",\"realtime_ns\":%" PRIu64 ",\"napis\":%u}",
+	printf(",\"ncpus\":%u,\"start_ns\":%" PRIu64 ",\"realtime_ns\":%" PRIu64 ",\"napis\":%u",
 	       h->ncpus, h->start_ns, h->realtime_ns, h->napis);
+	/* The API table in its order: a call's api field and the probes' api=\N index it. */
+	printf(",\"api_table\":[");
+	for (i = 0; i < h->napis; i++) {
+		printf("%s", i ? "," : "");
+		print_quoted(h->apis[i].name);
+	}
+	printf("]}");
 	printf(",\"events\":%" PRIu64 ",\"bytes_per_event\":%.3f", in->total,
 	       in->total ? (double)st->bytes / in->total : 0.0);
 	printf(",\"first_ns\":%" PRIu64 ",\"last_ns\":%" PRIu64 ",\"span_ns\":%" PRIu64, in->first, in->last,

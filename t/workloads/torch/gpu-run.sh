@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# The GPU machine's runs for the case study, phase by phase:
+#   gpu-run.sh INGERO BARE OUT PHASE...
+# PHASE: facts (versions, where the libraries are, what ingero probes in them),
+# memory (the empty_cache workload traced, analysed, counts cross-checked
+# against the kernel's own hit counts), neighbour (the same with a CPU hog),
+# launch / compute (overhead: untraced, ingero by probe set, and the bare
+# kernel probes of ingero's default set drained by BARE, interleaved, 5 rounds).
+set -u
+INGERO=$(realpath "$1") BARE=$(realpath "$2") OUT=$3
+shift 3
+HERE=$(cd "$(dirname "$0")" && pwd)
+T=/sys/kernel/tracing
+[ -e $T/uprobe_events ] || mount -t tracefs nodev $T
+mkdir -p "$OUT"
+ROUNDS=${ROUNDS:-5}
+cd "$HERE" || exit 1
+
+log() { printf '%s\n' "$*" | tee -a "$OUT/gpu-run.txt" >&2; }
+
+# Records CMD with ingero, and inside the traced run copies the kernel's probe list and hit counts.
+record_checked() {
+	local name=$1; shift
+	"$INGERO" record -o "$OUT/$name.ing.zst" -- sh -c \
+		"$* && echo \$PPID >$OUT/$name.pid && cat $T/uprobe_events >$OUT/$name.events && cat $T/uprobe_profile >$OUT/$name.profile" \
+		>"$OUT/$name.out" 2>"$OUT/$name.err"
+	log "record $name: exit $? $(tail -1 "$OUT/$name.err")"
+	"$INGERO" info --json "$OUT/$name.ing.zst" >"$OUT/$name.info.json"
+	"$INGERO" analyze "$OUT/$name.ing.zst" >"$OUT/$name.report.txt" 2>&1
+	"$INGERO" analyze --json "$OUT/$name.ing.zst" >"$OUT/$name.report.json" 2>&1
+	python3 crosscheck.py "ingero_$(cat "$OUT/$name.pid")" "$OUT/$name.events" "$OUT/$name.profile" \
+		"$OUT/$name.info.json" >"$OUT/$name.crosscheck.txt"
+	log "crosscheck $name: exit $? ($(wc -l <"$OUT/$name.crosscheck.txt") APIs)"
+}
+
+facts() {
+	python3 -c 'import torch, transformers, sys; print("python", sys.version.split()[0], "torch", torch.__version__, "cuda", torch.version.cuda, "transformers", transformers.__version__, "gpu", torch.cuda.get_device_name(0))' | tee -a "$OUT/gpu-run.txt"
+	uname -r | tee -a "$OUT/gpu-run.txt"
+	rt=$(python3 -c 'import torch, os; print(os.path.realpath(torch.__file__))' | xargs dirname | xargs dirname)
+	find "$rt" -name 'libcudart.so*' 2>/dev/null | tee "$OUT/libs.txt"
+	ldconfig -p | awk '/libcuda\.so/ { print $NF }' | tee -a "$OUT/libs.txt"
+	for l in $(cat "$OUT/libs.txt"); do "$INGERO" probes --lib "$l"; done >"$OUT/probes.txt" 2>&1
+	log "probes: $(grep -c . "$OUT/probes.txt") lines"
+}
+
+memory() { record_checked empty python3 empty_cache.py; }
+neighbour() { record_checked neighbour python3 empty_cache.py --hog; }
+
+# The default set's probes, made again under a group of our own for BARE to drain.
+bare_probes() {
+	local pid group=ingero_bare_$$
+	pid=$(cat "$OUT/empty.pid")
+	grep -E "^[pr]:ingero_$pid/" "$OUT/empty.events" | sed "s,^\([pr]\):ingero_$pid/,\1:$group/," |
+		while read -r line; do echo "$line" >>$T/uprobe_events; done
+	grep -oE "^[pr]:$group/[^ ]+" $T/uprobe_events | sed 's/^[pr]://' | sort -u | sed 's/^/-e /' | tr '\n' ' '
+}
+
+remove_bare() {
+	grep -oE "^[pr]:ingero_bare_$$/[^ ]+" $T/uprobe_events | sed 's/^[pr]:/-:/' | sort -u |
+		while read -r ev; do echo "$ev" >>$T/uprobe_events; done
+}
+
+overhead() {
+	local kind=$1 n=$2 events variant r
+	events=$(bare_probes)
+	trap remove_bare EXIT
+	for r in $(seq "$ROUNDS"); do
+		for variant in untraced ingero ingero-rt bare; do
+			case $variant in
+			untraced) python3 loop.py "$kind" "$n" ;;
+			ingero) "$INGERO" record -q -o "$OUT/o.ing.zst" -- python3 loop.py "$kind" "$n" ;;
+			ingero-rt) "$INGERO" record -q -e default,rt-launch -o "$OUT/o.ing.zst" -- python3 loop.py "$kind" "$n" ;;
+			bare) $BARE $events -- python3 loop.py "$kind" "$n" ;;
+			esac 2>>"$OUT/overhead.err" | sed -n "s/^loop=.* seconds=/$kind $variant $r /p" | tee -a "$OUT/overhead.txt"
+		done
+	done
+	remove_bare
+	trap - EXIT
+	for variant in untraced ingero ingero-rt bare; do
+		awk -v k="$kind" -v v="$variant" '$1 == k && $2 == v { print $4 }' "$OUT/overhead.txt" | sort -g |
+			awk -v k="$kind" -v v="$variant" '{ a[NR] = $1 } END { if (NR) printf "%s %-10s median %.3f s (min %.3f max %.3f, %d runs)\n", k, v, (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2), a[1], a[NR], NR }'
+	done | tee -a "$OUT/gpu-run.txt"
+}
+
+for phase; do
+	case $phase in
+	facts|memory|neighbour) $phase ;;
+	launch) overhead launch 20 ;;
+	compute) overhead compute 30 ;;
+	*) echo "gpu-run.sh: unknown phase '$phase'" >&2; exit 129 ;;
+	esac
+done
