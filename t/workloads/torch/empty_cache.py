@@ -3,12 +3,9 @@
 Three rounds of generate; after each the outputs are deleted, empty_cache() is
 called and allocated/reserved are logged with their gap; then the model is
 deleted, gc.collect() and empty_cache() run, and the figures are logged again.
-With --hog, a CPU-bound neighbour (comm "hog") shares the main thread's CPU.
+(gpu-run.sh's neighbour phase runs it pinned beside a CPU hog of its own.)
 """
 import gc
-import os
-import sys
-import time
 
 import torch
 
@@ -22,24 +19,7 @@ def log(tag):
           flush=True)
 
 
-def start_hog(cpu):
-    pid = os.fork()
-    if pid == 0:
-        os.sched_setaffinity(0, {cpu})
-        with open("/proc/self/comm", "w") as comm:
-            comm.write("hog")
-        while True:
-            pass
-    return pid
-
-
 def main():
-    hog = None
-    if "--hog" in sys.argv:
-        cpu = min(os.sched_getaffinity(0))
-        os.sched_setaffinity(0, {cpu})
-        hog = start_hog(cpu)
-        print(f"hog pid={hog} cpu={cpu}", flush=True)
     model = small_qwen2()
     log("loaded")
     for r in range(3):
@@ -51,9 +31,6 @@ def main():
     gc.collect()
     torch.cuda.empty_cache()
     log("model-gone")
-    if hog:
-        os.kill(hog, 9)
-        os.waitpid(hog, 0)
 
 
 if __name__ == "__main__":

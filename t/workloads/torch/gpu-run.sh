@@ -3,7 +3,7 @@
 #   gpu-run.sh INGERO BARE OUT PHASE...
 # PHASE: facts (versions, where the libraries are, what ingero probes in them),
 # memory (the empty_cache workload traced, analysed, counts cross-checked
-# against the kernel's own hit counts), neighbour (the same with a CPU hog),
+# against the kernel's own hit counts), neighbour (the same beside a CPU hog),
 # launch / compute (overhead: untraced, ingero by probe set, and the bare
 # kernel probes of ingero's default set drained by BARE, interleaved, 5 rounds).
 set -u
@@ -44,7 +44,16 @@ facts() {
 }
 
 memory() { record_checked empty python3 empty_cache.py; }
-neighbour() { record_checked neighbour python3 empty_cache.py --hog; }
+# A CPU-bound process of its own (comm "hog"), pinned to the CPU the traced run is pinned to.
+neighbour() {
+	local hog
+	taskset -c 0 python3 -c 'open("/proc/self/comm", "w").write("hog")
+while True: pass' &
+	hog=$!
+	log "hog pid=$hog on CPU 0"
+	record_checked neighbour taskset -c 0 python3 empty_cache.py
+	kill $hog
+}
 
 # The default set's probes, made again under a group of our own for BARE to drain.
 bare_probes() {
