@@ -46,6 +46,15 @@ struct record_opts {
 
 static volatile sig_atomic_t stop_signal;
 
+/* Whatever path ingero leaves by, die() included, nothing stays in the kernel. */
+static struct ingero_session *live_session;
+
+static void free_live_session(void)
+{
+	ingero_session_free(live_session);
+	live_session = NULL;
+}
+
 static void on_signal(int sig)
 {
 	stop_signal = sig;
@@ -479,23 +488,24 @@ int cmd_record(int argc, const char **argv)
 		exit(127);
 	}
 
+	if (o.pids)
+		npids = parse_pids(o.pids, &pids);
 	s = ingero_session_new(o.buffer_kb);
 	if (!s)
 		exit(1);
+	live_session = s;
+	atexit(free_live_session);
 	command = argc ? join_args(argv) : strdup(o.pids ? o.pids : "-a");
 	build_header(&hdr, command, apis, napis, &uts, boot_id, sizeof(boot_id));
 	fd = open_output(o.output);
 	w = ingero_writer_new(fd, &hdr);
 	r = w ? ingero_recorder_new(s, w, apis, napis, enabled) : NULL;
 	if (!r) {
-		ingero_session_free(s);
 		unlink(o.output);
 		exit(1);
 	}
 	catch_signals();
 
-	if (o.pids)
-		npids = parse_pids(o.pids, &pids);
 	if (argc) {
 		spawn(&ch, argv);
 		npids = 1;
@@ -534,7 +544,7 @@ int cmd_record(int argc, const char **argv)
 		summary(r, fstat(fd, &st) ? 0 : st.st_size, o.output, s->ncpus);
 	warn_incomplete(r);
 	ingero_recorder_free(r);
-	ingero_session_free(s);
+	free_live_session();
 	close(fd);
 	if (argc && status < 0)
 		waitpid(ch.pid, &status, 0);
@@ -544,6 +554,5 @@ fail:
 	if (ch.pid > 0)
 		kill(ch.pid, SIGKILL);
 	ingero_recorder_free(r);
-	ingero_session_free(s);
 	exit(1);
 }

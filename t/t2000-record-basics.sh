@@ -32,6 +32,14 @@ test_expect_success TRACEFS 'a dead pid is refused' '
 	grep -q "no process $dead" err
 '
 
+test_expect_success TRACEFS 'an output that cannot be created: one line, nothing left behind' '
+	test_must_fail ingero record -o /nonexistent/dir/t.ing.zst -- true 2>err &&
+	test_line_count = 1 err &&
+	grep -q "cannot create ./nonexistent/dir/t.ing.zst." err &&
+	ingero_kernel_leftovers >left &&
+	test_line_count = 0 left
+'
+
 test_expect_success TRACEFS 'not root: names the capability, leaves nothing' '
 	test_must_fail setpriv --reuid=65534 --regid=65534 --clear-groups ingero record -o /tmp/ingero-nobody.$$ -- true 2>err &&
 	grep -q "CAP_SYS_ADMIN" err &&
