@@ -27,6 +27,8 @@
 #define WATERMARK_SLACK_NS 2000000ULL
 #define MAX_DEPTH 16
 #define MAX_WINDOW_WORDS 256
+#define MAX_HEAP_REGS 8
+#define MAX_HEAP_WORDS 8
 #define DROPPED_CHECK_NS 1000000000ULL
 
 enum handler_kind {
@@ -52,6 +54,9 @@ struct handler {
 	struct field f[INGERO_MAX_ARGS + 4];	/* F_API: absent (-1) where the event is the API's own */
 	uint16_t window[MAX_WINDOW_WORDS];	/* offsets of the stack window's words */
 	unsigned nwindow;
+	struct field heap_reg[MAX_HEAP_REGS];	/* callee-saved registers at the return */
+	uint16_t heap[MAX_HEAP_REGS][MAX_HEAP_WORDS];	/* offsets of the words they point to */
+	unsigned nheap_regs, nheap_words;
 };
 
 /* Field slots of struct handler.f, by event kind. */
@@ -364,6 +369,37 @@ static int remember_file(struct ingero_recorder *r, const struct stat *st)
 	return 0;
 }
 
+static int setup_heap_window(struct handler *h, struct tep_event *ev, int use_arrays)
+{
+	unsigned regs, words, per, i, w;
+
+	ingero_probe_heap_window(use_arrays, &regs, &words, &per);
+	if (regs > MAX_HEAP_REGS || words > MAX_HEAP_WORDS)
+		return error("heap window of %u registers and %u words is too large", regs, words);
+	for (i = 0; i < regs; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "c%u", i);
+		if (optional_field(ev, &h->heap_reg[i], name))
+			return error("return probe '%s' lacks '%s'", ev->name, name);
+		for (w = 0; w < words; w++) {
+			struct tep_format_field *tf;
+
+			if (per > 1)
+				snprintf(name, sizeof(name), "h%u", i);
+			else
+				snprintf(name, sizeof(name), "h%u_%u", i, w);
+			tf = tep_find_field(ev, name);
+			if (!tf)
+				return error("return probe '%s' lacks '%s'", ev->name, name);
+			h->heap[i][w] = tf->offset + (per > 1 ? w * 8 : 0);
+		}
+	}
+	h->nheap_regs = regs;
+	h->nheap_words = words;
+	return 0;
+}
+
 /* The handler of a call event: one API's own, or (grouped) many, naming theirs in the field "api". */
 static int setup_call_handler(struct ingero_recorder *r, struct tep_event *ev, uint32_t api,
 			      int is_return, int has_out)
@@ -396,7 +432,7 @@ static int setup_call_handler(struct ingero_recorder *r, struct tep_event *ev, u
 		h->window[i] = tf->offset + (i % per) * 8;
 	}
 	h->nwindow = words;
-	return 0;
+	return setup_heap_window(h, ev, r->s->use_arrays);
 }
 
 static int has_out(const struct ingero_api *api)
@@ -715,8 +751,10 @@ static void on_entry(struct ingero_recorder *r, const struct handler *h, const v
 
 /*
  * What the call stored through its out-pointer: from the stack window read
- * at return when the pointer is a stack slot of the caller's, else read
- * from the process now (correct unless it changed the slot meanwhile).
+ * at return when the pointer is a stack slot of the caller's, or from the
+ * words a callee-saved register points to when it is in the caller's heap
+ * memory; else read from the process now (correct unless it changed the
+ * slot meanwhile, and impossible once the process is gone).
  */
 static uint64_t out_value(const struct handler *h, const void *data, const struct frame *fr,
 			  const struct ingero_api *api, uint32_t pid)
@@ -724,6 +762,7 @@ static uint64_t out_value(const struct handler *h, const void *data, const struc
 	int k = ingero_api_arg(api, INGERO_ARG_OUT_DEVPTR);
 	uint64_t addr, sp, off, v = 0;
 	struct iovec local, remote;
+	unsigned i;
 
 	if (k < 0)
 		return 0;
@@ -733,6 +772,13 @@ static uint64_t out_value(const struct handler *h, const void *data, const struc
 	if (sp && off < (uint64_t)h->nwindow * 8 && !(off & 7)) {
 		memcpy(&v, (const char *)data + h->window[off / 8], 8);
 		return v;
+	}
+	for (i = 0; i < h->nheap_regs; i++) {
+		off = addr - read_field(data, &h->heap_reg[i]);
+		if (off < (uint64_t)h->nheap_words * 8 && !(off & 7)) {
+			memcpy(&v, (const char *)data + h->heap[i][off / 8], 8);
+			return v;
+		}
 	}
 	local.iov_base = &v;
 	local.iov_len = sizeof(v);

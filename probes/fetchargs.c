@@ -16,17 +16,22 @@
  * eightbytes (dim3) takes two registers or goes whole to the stack; after
  * that x86-64 goes on filling registers, AAPCS64 does not.
  */
+#define HEAP_REGS 6
+
 struct abi {
 	const char *regs[8];
 	unsigned nregs;
 	unsigned stack_first;
 	int stack_ends_regs;
+	const char *saved[HEAP_REGS];	/* callee-saved: at the return they hold the caller's values */
 };
 
 #if defined(__x86_64__)
-static const struct abi abi = { { "%di", "%si", "%dx", "%cx", "%r8", "%r9" }, 6, 8, 0 };
+static const struct abi abi = { { "%di", "%si", "%dx", "%cx", "%r8", "%r9" }, 6, 8, 0,
+				{ "%bx", "%bp", "%r12", "%r13", "%r14", "%r15" } };
 #elif defined(__aarch64__)
-static const struct abi abi = { { "%x0", "%x1", "%x2", "%x3", "%x4", "%x5", "%x6", "%x7" }, 8, 0, 1 };
+static const struct abi abi = { { "%x0", "%x1", "%x2", "%x3", "%x4", "%x5", "%x6", "%x7" }, 8, 0, 1,
+				{ "%x19", "%x20", "%x21", "%x22", "%x23", "%x24" } };
 #else
 #error "ingero knows the calling conventions of x86-64 and aarch64 only"
 #endif
@@ -50,6 +55,8 @@ static const char *const pairs[] = { "dim3" };
 #define STACK_WINDOW_WORDS 256
 #define ARRAY_FIELD_WORDS 64
 #define PLAIN_WINDOW_WORDS 64
+#define HEAP_WORDS 8
+#define PLAIN_HEAP_WORDS 4
 
 static unsigned words_of(const char *type)
 {
@@ -140,6 +147,33 @@ void ingero_probe_window(int use_arrays, unsigned *words, unsigned *per_field)
 	*per_field = use_arrays ? ARRAY_FIELD_WORDS : 1;
 }
 
+void ingero_probe_heap_window(int use_arrays, unsigned *regs, unsigned *words, unsigned *per_field)
+{
+	*regs = HEAP_REGS;
+	*words = use_arrays ? HEAP_WORDS : PLAIN_HEAP_WORDS;
+	*per_field = use_arrays ? HEAP_WORDS : 1;
+}
+
+/*
+ * A caller that passes a pointer into its heap memory usually keeps that
+ * memory's address in a callee-saved register across the call: the words
+ * those registers point to, read at the return, hold the out-pointer's value.
+ */
+static void heap_window(struct out *o, int use_arrays)
+{
+	unsigned regs, words, per_field, r, w;
+
+	ingero_probe_heap_window(use_arrays, &regs, &words, &per_field);
+	for (r = 0; r < regs; r++) {
+		add(o, " c%u=%s:x64", r, abi.saved[r]);
+		if (per_field > 1)
+			add(o, " h%u=+0(%s):x64[%u]", r, abi.saved[r], words);
+		else
+			for (w = 0; w < words; w++)
+				add(o, " h%u_%u=+%u(%s):x64", r, w, w * 8, abi.saved[r]);
+	}
+}
+
 static int fetchargs(struct out *o, const struct ingero_api *api, int is_return, int use_arrays)
 {
 	int out_ptr = ingero_api_arg(api, INGERO_ARG_OUT_DEVPTR) >= 0;
@@ -161,6 +195,7 @@ static int fetchargs(struct out *o, const struct ingero_api *api, int is_return,
 			else
 				add(o, " w%u=+%u(%%sp):x64", w, w * 8);
 		}
+		heap_window(o, use_arrays);
 	}
 	return o->overflow ? -1 : 0;
 }

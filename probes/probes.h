@@ -49,5 +49,11 @@ int ingero_probe_fetchargs_grouped(const struct ingero_api *api, uint32_t index,
 unsigned ingero_probe_arg_bits(const struct ingero_arg *arg);
 /* The stack window at return: how many 8-byte words from the return sp, in fields of how many. */
 void ingero_probe_window(int use_arrays, unsigned *words, unsigned *per_field);
+/*
+ * The heap window at return: for each of regs callee-saved registers, its
+ * value (field c<r>) and words 8-byte words from where it points (h<r>, or
+ * h<r>_<w> one word a field when per_field is 1).
+ */
+void ingero_probe_heap_window(int use_arrays, unsigned *regs, unsigned *words, unsigned *per_field);
 
 #endif
