@@ -10,7 +10,7 @@ test_expect_success TRACEFS 'out-pointers on the stack: read from the window at 
 	test_cmp want got
 '
 
-test_expect_success TRACEFS 'out-pointers in heap memory: read at the return through the caller'''s callee-saved registers' '
+test_expect_success TRACEFS 'out-pointers in heap memory: read at the return through callee-saved registers' '
 	ingero record -q -o h.ing.zst -- "$WORKLOADS/heap-outptr" 5 >out &&
 	grep "^alloc " out | awk "{ print \$2 }" | sort >want &&
 	ingero analyze --json h.ing.zst >h.json &&
