@@ -3,7 +3,7 @@ test_description='the kernel accepts the entry and return event of every API of 
 
 The fetch arguments come from the prototypes and the ABI table; here each
 event is written to uprobe_events on the stand-ins, in a group of this test
-alone, with the stack window as arrays and without them.'
+alone, with the stack and heap windows as arrays and without them.'
 . ./test-lib.sh
 
 group=ingero_t1030_$$
@@ -57,6 +57,18 @@ test_expect_success TRACEFS 'the return event of cudaMalloc has the return value
 	u64 w1[] 512
 	u64 w2[] 512
 	u64 w3[] 512
+	u64 c0 8
+	u64 h0[] 64
+	u64 c1 8
+	u64 h1[] 64
+	u64 c2 8
+	u64 h2[] 64
+	u64 c3 8
+	u64 h3[] 64
+	u64 c4 8
+	u64 h4[] 64
+	u64 c5 8
+	u64 h5[] 64
 	EOT
 	test_cmp expect fields
 '

@@ -93,7 +93,10 @@ int main(void)
 	check_fetchargs(find(apis, n, "cudaMalloc"), 0, 1, "a0=%di:x64 a1=%si:u64 sp=%sp:x64");
 	check_fetchargs(find(apis, n, "cudaMalloc"), 1, 1,
 			"ret=$retval:u32 sp=%sp:x64 w0=+0(%sp):x64[64] w1=+512(%sp):x64[64] "
-			"w2=+1024(%sp):x64[64] w3=+1536(%sp):x64[64]");
+			"w2=+1024(%sp):x64[64] w3=+1536(%sp):x64[64] "
+			"c0=%bx:x64 h0=+0(%bx):x64[8] c1=%bp:x64 h1=+0(%bp):x64[8] "
+			"c2=%r12:x64 h2=+0(%r12):x64[8] c3=%r13:x64 h3=+0(%r13):x64[8] "
+			"c4=%r14:x64 h4=+0(%r14):x64[8] c5=%r15:x64 h5=+0(%r15):x64[8]");
 	check_fetchargs(find(apis, n, "cuMemFree_v2"), 1, 1, "ret=$retval:u32");
 	check_fetchargs(find(apis, n, "cuMemsetD8Async"), 0, 1, "a0=%di:x64 a1=%si:u8 a2=%dx:u64 a3=%cx:x64");
 	check_fetchargs(find(apis, n, "cudaMemcpyAsync"), 0, 1,
