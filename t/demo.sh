@@ -10,7 +10,10 @@ if [ "$(id -u)" != 0 ]; then
 	echo "make demo: recording needs root (tracefs and uprobes); run 'sudo make demo'" >&2
 	exit 1
 fi
-echo "== ingero record -- demo workload, with a CPU hog sharing its CPU" >&2
+taskset -c 0 "$WL/analyze-hog" 60 >"$out/hog" &
+hog=$!
+trap 'kill $hog 2>/dev/null; rm -rf "$out"' EXIT
+echo "== ingero record -- demo workload, beside a CPU hog on its CPU (pid $hog)" >&2
 "$INGERO" record -q -o "$out/demo.ing.zst" -- "$WL/demo" >&2
 echo "== ingero analyze" >&2
 "$INGERO" analyze "$out/demo.ing.zst"
