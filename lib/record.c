@@ -263,7 +263,7 @@ static int enable_sched(struct ingero_recorder *r)
 	size_t i;
 
 	for (i = 0; i < sizeof(events) / sizeof(events[0]); i++) {
-		struct tep_event *ev = tep_find_event_by_name(r->s->tep, events[i].system, events[i].event);
+		struct tep_event *ev = ingero_session_event(r->s, events[i].system, events[i].event);
 		struct handler *h;
 
 		if (!ev) {

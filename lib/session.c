@@ -129,7 +129,6 @@ struct ingero_session *ingero_session_new(size_t buffer_kb)
 {
 	struct ingero_session *s;
 	const char *dir;
-	const char *systems[] = { "sched", "task", NULL };
 
 	if (check_access(&dir))
 		return NULL;
@@ -141,11 +140,10 @@ struct ingero_session *ingero_session_new(size_t buffer_kb)
 	s->ncpus = sysconf(_SC_NPROCESSORS_CONF);
 	s->use_arrays = readme_has(dir, "[<array-size>]") || readme_has(dir, "\\[<array-size>\\]");
 	s->grouped = readme_has(dir, "\\imm-value") && !getenv("INGERO_NO_GROUPED_PROBES");
-	s->tep = tracefs_local_events_system(dir, systems);
-	if (!s->tep) {
-		error("cannot read the event formats under '%s/events'", dir);
+	/* Formats are read one by one as events are used: the whole set, with kallsyms, takes long. */
+	s->tep = tep_alloc();
+	if (!s->tep)
 		goto fail;
-	}
 	if (setup_instance(s, buffer_kb))
 		goto fail;
 	return s;
@@ -231,9 +229,26 @@ struct tep_event *ingero_session_enable_uprobe(struct ingero_session *s, const c
 	return fmt;
 }
 
-struct tep_event *ingero_session_enable(struct ingero_session *s, const char *system, const char *event)
+struct tep_event *ingero_session_event(struct ingero_session *s, const char *system, const char *event)
 {
 	struct tep_event *fmt = tep_find_event_by_name(s->tep, system, event);
+	char *text;
+	int len;
+
+	if (fmt)
+		return fmt;
+	text = tracefs_event_file_read(NULL, system, event, "format", &len);
+	if (!text)
+		return NULL;
+	if (tep_parse_event(s->tep, text, len, system) == TEP_ERRNO__SUCCESS)
+		fmt = tep_find_event_by_name(s->tep, system, event);
+	free(text);
+	return fmt;
+}
+
+struct tep_event *ingero_session_enable(struct ingero_session *s, const char *system, const char *event)
+{
+	struct tep_event *fmt = ingero_session_event(s, system, event);
 
 	if (!fmt) {
 		error("this kernel has no event '%s:%s'", system, event);
