@@ -65,14 +65,22 @@ static int add_lib(const struct option *opt, const char *arg)
 	return ingero_strlist_add(opt->value, arg);
 }
 
+static void on_child(int sig)
+{
+}
+
 static void catch_signals(void)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
+	struct sigaction child = { .sa_handler = on_child, .sa_flags = SA_NOCLDSTOP };
 	int sigs[] = { SIGINT, SIGTERM, SIGHUP }, i;
 
 	sigemptyset(&sa.sa_mask);
 	for (i = 0; i < 3; i++)
 		sigaction(sigs[i], &sa, NULL);
+	/* The command's end cuts the poll's sleep short (no SA_RESTART). */
+	sigemptyset(&child.sa_mask);
+	sigaction(SIGCHLD, &child, NULL);
 }
 
 static char *read_line_file(const char *path, char *buf, size_t len)
