@@ -44,8 +44,10 @@ struct blockref {
 struct field {
 	const uint64_t *vals;
 	uint16_t off;
-	uint8_t type;
 };
+
+/* The fields an event is assembled from, one list per width so that the loops do not branch. */
+enum { FIELD_32, FIELD_64, FIELD_STR, FIELD_KINDS };
 
 /* Where one known stream stands: its blocks and the decoded one. */
 struct cursor {
@@ -53,8 +55,8 @@ struct cursor {
 	uint32_t n, i;
 	const uint64_t *keys;
 	uint64_t *vals[MAX_COLUMNS];
-	struct field fields[MAX_COLUMNS];
-	unsigned nfields;
+	struct field fields[FIELD_KINDS][MAX_COLUMNS];
+	unsigned nfields[FIELD_KINDS];
 	uint64_t seek_ts;
 	int seeking, done;
 };
@@ -87,6 +89,10 @@ struct ingero_reader {
 	uint32_t nchunks;
 
 	struct cursor cur[INGERO_NR_STREAMS];
+	/* the stream that came first, and while it stays below this bound it comes next again */
+	int run;
+	uint64_t run_bound;
+	unsigned run_bound_s;
 	uint32_t mask, limit, scan_limit;
 	struct column_scratch scratch;
 	uint32_t *keyidx[MAX_COLUMNS], keyn[MAX_COLUMNS];
@@ -671,6 +677,7 @@ struct ingero_reader *ingero_reader_open_fd(int fd, const char *name)
 	r->fd = fd;
 	r->limit = NO_LIMIT;
 	r->mask = (1u << INGERO_NR_STREAMS) - 1;
+	r->run = -1;
 	if (!(r->name = strdup(name)) || !(r->dctx = ZSTD_createDCtx()) ||
 	    !(r->strs = malloc(256 * sizeof(*r->strs))) || column_scratch_init(&r->scratch, 0)) {
 		error_errno("cannot read '%s'", name);
@@ -735,6 +742,7 @@ const struct ingero_header *ingero_reader_header(const struct ingero_reader *r)
 void ingero_reader_streams(struct ingero_reader *r, uint32_t mask)
 {
 	r->mask = mask;
+	r->run = -1;
 }
 
 int ingero_reader_indexed(const struct ingero_reader *r)
@@ -753,7 +761,7 @@ static const char *decode_block(struct ingero_reader *r, struct cursor *c, const
 	int prev = -1;
 	const char *bad;
 
-	c->nfields = 0;
+	memset(c->nfields, 0, sizeof(c->nfields));
 	while (p != end) {
 		unsigned col;
 		uint32_t len;
@@ -786,9 +794,12 @@ static const char *decode_block(struct ingero_reader *r, struct cursor *c, const
 					if (c->vals[col][i] >= r->nstrs)
 						return "string used before it is defined";
 			present |= 1ull << col;
-			if (fc->ours >= 0)
-				c->fields[c->nfields++] = (struct field){ c->vals[col], sd->cols[fc->ours].off,
-									  sd->cols[fc->ours].type };
+			if (fc->ours >= 0) {
+				const struct column_def *o = &sd->cols[fc->ours];
+				int k = o->type == TYPE_STRING ? FIELD_STR : o->type == TYPE_U64 ? FIELD_64 : FIELD_32;
+
+				c->fields[k][c->nfields[k]++] = (struct field){ c->vals[col], o->off };
+			}
 		}
 		p += COLUMN_HEADER_SIZE + len;
 	}
@@ -855,48 +866,70 @@ static int load_next(struct ingero_reader *r, struct cursor *c)
 	return 0;
 }
 
-int ingero_reader_next(struct ingero_reader *r, struct ingero_event *ev)
+/*
+ * The stream whose next event comes first: ties go to the lower stream, as
+ * the writer's order does. Remembers the runner-up's key, so that the
+ * events up to it come without another look at every stream.
+ */
+static int pick_stream(struct ingero_reader *r)
 {
-	struct cursor *best = NULL;
-	uint64_t best_key = 0;
-	unsigned s, f;
-	int bs = 0;
+	uint64_t best_key = 0, second = UINT64_MAX;
+	unsigned s, second_s = INGERO_NR_STREAMS;
+	int best = -1;
 
 	for (s = 0; s < INGERO_NR_STREAMS; s++) {
 		struct cursor *c = &r->cur[s];
+		uint64_t key;
 
 		if (c->done || !(r->mask >> s & 1))
 			continue;
 		if (c->i == c->n && !load_next(r, c))
 			continue;
-		if (!best || c->keys[c->i] < best_key) {
-			best = c;
-			best_key = c->keys[c->i];
-			bs = s;
+		key = c->keys[c->i];
+		if (best < 0 || key < best_key) {
+			if (best >= 0) {
+				second = best_key;
+				second_s = (unsigned)best;
+			}
+			best = (int)s;
+			best_key = key;
+		} else if (key < second) {
+			second = key;
+			second_s = s;
 		}
 	}
-	if (!best)
+	r->run = best;
+	r->run_bound = second;
+	r->run_bound_s = second_s;
+	return best;
+}
+
+int ingero_reader_next(struct ingero_reader *r, struct ingero_event *ev)
+{
+	struct cursor *best;
+	const struct field *fd;
+	unsigned f;
+	uint32_t i;
+	int bs = r->run;
+
+	if (bs >= 0) {
+		best = &r->cur[bs];
+		if (best->i == best->n || best->keys[best->i] > r->run_bound ||
+		    (best->keys[best->i] == r->run_bound && (unsigned)bs > r->run_bound_s))
+			bs = -1;
+	}
+	if (bs < 0 && (bs = pick_stream(r)) < 0)
 		return r->err[0] ? -1 : 0;
+	best = &r->cur[bs];
+	i = best->i++;
 	memset(ev, 0, sizeof(*ev));
 	ev->stream = bs;
-	for (f = 0; f < best->nfields; f++) {
-		const struct field *fd = &best->fields[f];
-		uint64_t v = fd->vals[best->i];
-		char *p = (char *)ev + fd->off;
-
-		switch (fd->type) {
-		case TYPE_U32:
-		case TYPE_I32:
-			*(uint32_t *)p = (uint32_t)v;
-			break;
-		case TYPE_U64:
-			*(uint64_t *)p = v;
-			break;
-		default:
-			*(const char **)p = r->strs[v];
-		}
-	}
-	best->i++;
+	for (f = 0, fd = best->fields[FIELD_64]; f < best->nfields[FIELD_64]; f++, fd++)
+		*(uint64_t *)((char *)ev + fd->off) = fd->vals[i];
+	for (f = 0, fd = best->fields[FIELD_32]; f < best->nfields[FIELD_32]; f++, fd++)
+		*(uint32_t *)((char *)ev + fd->off) = (uint32_t)fd->vals[i];
+	for (f = 0, fd = best->fields[FIELD_STR]; f < best->nfields[FIELD_STR]; f++, fd++)
+		*(const char **)((char *)ev + fd->off) = r->strs[fd->vals[i]];
 	return 1;
 }
 
@@ -906,6 +939,7 @@ int ingero_reader_seek(struct ingero_reader *r, uint64_t ts)
 
 	r->limit = r->scan_limit;
 	memcpy(r->err, r->scan_err, sizeof(r->err));
+	r->run = -1;
 	for (s = 0; s < INGERO_NR_STREAMS; s++) {
 		struct cursor *c = &r->cur[s];
 		uint32_t lo = 0, hi = c->nblocks;
