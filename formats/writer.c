@@ -61,8 +61,9 @@ static uint32_t str_hash(const char *s, uint32_t *len)
 		h = (h ^ w) * 0xff51afd7ed558ccdull;
 		h ^= h >> 32;
 	}
-	w = 0;
-	memcpy(&w, s + i, n - i);
+	/* byte by byte: a short copy into w would stall the load that follows it */
+	for (w = 0; i < n; i++)
+		w = w << 8 | (uint8_t)s[i];
 	h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
 	*len = n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
 	return (uint32_t)(h ^ h >> 29);
