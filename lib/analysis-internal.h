@@ -122,7 +122,7 @@ struct ingero_analysis {
 	struct amap errors;	/* row << 32 | code -> uint64_t */
 
 	struct ingero_analysis_lost *lost;	/* by CPU */
-	uint32_t nlost;
+	uint32_t nlost, lost_cap;
 	uint64_t lossy_start[LOSSY_RING], lossy_end[LOSSY_RING], lossy_max_end;
 	uint32_t nlossy;
 

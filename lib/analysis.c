@@ -341,6 +341,24 @@ static int on_task(struct ingero_analysis *a, const struct ingero_event *ev)
 	return 0;
 }
 
+/*
+ * Room for one more of the n items of size bytes at items, doubling the capacity
+ * when full: the array to use from now on (the caller's, still its to free), NULL
+ * when out of memory, the old one kept.
+ */
+static void *grow(void *items, uint32_t n, uint32_t *cap, size_t size)
+{
+	uint32_t c = *cap ? 2 * *cap : 8;
+	void *p;
+
+	if (n < *cap)
+		return items;
+	p = realloc(items, c * size);
+	if (p)
+		*cap = c;
+	return p;
+}
+
 static int on_lost(struct ingero_analysis *a, const struct ingero_event *ev)
 {
 	const struct ingero_lost *l = &ev->lost;
@@ -351,7 +369,7 @@ static int on_lost(struct ingero_analysis *a, const struct ingero_event *ev)
 	for (i = 0; i < a->nlost && a->lost[i].cpu != l->cpu; i++)
 		;
 	if (i == a->nlost) {
-		p = realloc(a->lost, (a->nlost + 1) * sizeof(*p));
+		p = grow(a->lost, a->nlost, &a->lost_cap, sizeof(*p));
 		if (!p)
 			return -1;
 		a->lost = p;
@@ -372,16 +390,12 @@ static int on_lost(struct ingero_analysis *a, const struct ingero_event *ev)
 
 static int on_lib(struct ingero_analysis *a, const struct ingero_event *ev)
 {
-	if (a->nlibs == a->libs_cap) {
-		uint32_t cap = a->libs_cap ? 2 * a->libs_cap : 8;
-		struct ingero_analysis_lib *p = realloc(a->libs, cap * sizeof(*p));
+	struct ingero_analysis_lib *p = grow(a->libs, a->nlibs, &a->libs_cap, sizeof(*p));
 
-		if (!p)
-			return -1;
-		a->libs = p;
-		a->libs_cap = cap;
-	}
-	a->libs[a->nlibs++] = (struct ingero_analysis_lib){
+	if (!p)
+		return -1;
+	a->libs = p;
+	p[a->nlibs++] = (struct ingero_analysis_lib){
 		.path = ev->lib.path, .build_id = ev->lib.build_id ? ev->lib.build_id : "",
 		.pid = ev->lib.pid, .probes = ev->lib.probes, .missing = ev->lib.missing,
 	};
@@ -390,16 +404,12 @@ static int on_lib(struct ingero_analysis *a, const struct ingero_event *ev)
 
 static int on_open(struct ingero_analysis *a, const struct ingero_event *ev)
 {
-	if (a->nopen == a->open_cap) {
-		uint32_t cap = a->open_cap ? 2 * a->open_cap : 8;
-		struct ingero_analysis_open *p = realloc(a->open, cap * sizeof(*p));
+	struct ingero_analysis_open *p = grow(a->open, a->nopen, &a->open_cap, sizeof(*p));
 
-		if (!p)
-			return -1;
-		a->open = p;
-		a->open_cap = cap;
-	}
-	a->open[a->nopen++] = (struct ingero_analysis_open){
+	if (!p)
+		return -1;
+	a->open = p;
+	p[a->nopen++] = (struct ingero_analysis_open){
 		.api = ev->call.api, .tid = (int32_t)ev->call.tid, .ts = ev->ts, .end_ns = ev->call.end_ns,
 	};
 	return 0;
