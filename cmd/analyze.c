@@ -157,6 +157,19 @@ static uint64_t split_total(const uint64_t *split)
 	return t;
 }
 
+/* Room for a bar after the 40 columns of figures before it, and never less than 10. */
+static int bar_width(const struct out *o)
+{
+	return o->width - 40 > 10 ? o->width - 40 : 10;
+}
+
+/* Ends a line with a bar of n '#', at most 160 of them. */
+static void put_bar(const struct out *o, int n)
+{
+	fprintf(o->f, "|%.*s\n", n, "################################################################################"
+		"################################################################################");
+}
+
 static void text_quality(const struct out *o)
 {
 	const struct ingero_analysis_result *r = o->r;
@@ -339,7 +352,7 @@ static void text_memory(const struct out *o)
 			most = m->timeline[i].bytes;
 	if (most && m->ntimeline > 1) {
 		uint64_t step = (m->ntimeline + 15) / 16, j;
-		int bar = o->width - 40 > 10 ? o->width - 40 : 10;
+		int bar = bar_width(o);
 
 		fprintf(o->f, "live bytes over time (most in each stretch):\n");
 		for (i = 0; i < m->ntimeline; i += step) {
@@ -348,10 +361,8 @@ static void text_memory(const struct out *o)
 			for (j = i; j < i + step && j < m->ntimeline; j++)
 				if (m->timeline[j].bytes > b)
 					b = m->timeline[j].bytes;
-			fprintf(o->f, "  %-16s %10s |%.*s\n", AT(o, m->timeline[i].ts), BYTES(b),
-				(int)(b * bar / most),
-				"################################################################################"
-				"################################################################################");
+			fprintf(o->f, "  %-16s %10s ", AT(o, m->timeline[i].ts), BYTES(b));
+			put_bar(o, (int)(b * bar / most));
 		}
 	}
 	fprintf(o->f, "never freed: %" PRIu64 " allocation%s\n", m->nunfreed, m->nunfreed == 1 ? "" : "s");
@@ -366,7 +377,7 @@ static void text_memory(const struct out *o)
 static void text_histograms(const struct out *o)
 {
 	const struct ingero_analysis_result *r = o->r;
-	int bar = o->width - 40 > 10 ? o->width - 40 : 10;
+	int bar = bar_width(o);
 	uint32_t i, b;
 
 	section(o, "Latency distributions (log2 buckets)");
@@ -383,11 +394,10 @@ static void text_histograms(const struct out *o)
 				most = a->hist[b] > most ? a->hist[b] : most;
 			}
 		fprintf(o->f, "%s%s%s%s\n", BOLD(o), api_name(o, a->api), a->nested ? " (nested)" : "", RESET(o));
-		for (b = (uint32_t)(lo < 0 ? 0 : lo); lo >= 0 && b <= (uint32_t)hi; b++)
-			fprintf(o->f, "  %9s .. %-9s %8" PRIu64 " |%.*s\n", NS(b ? 1ULL << b : 0), NS(2ULL << b),
-				a->hist[b], (int)((a->hist[b] * bar + most - 1) / most),
-				"################################################################################"
-				"################################################################################");
+		for (b = (uint32_t)(lo < 0 ? 0 : lo); lo >= 0 && b <= (uint32_t)hi; b++) {
+			fprintf(o->f, "  %9s .. %-9s %8" PRIu64 " ", NS(b ? 1ULL << b : 0), NS(2ULL << b), a->hist[b]);
+			put_bar(o, (int)((a->hist[b] * bar + most - 1) / most));
+		}
 	}
 }
 
@@ -489,6 +499,12 @@ static void jtext(struct json *j, const char *key, const char *s)
 	jstr(j->f, s);
 }
 
+static void jbool(struct json *j, const char *key, int v)
+{
+	jkey(j, key);
+	fputs(v ? "true" : "false", j->f);
+}
+
 static void jcpus(struct json *j, const char *key, uint64_t mask)
 {
 	int c;
@@ -505,8 +521,22 @@ static void jtask(struct json *j, const struct ingero_analysis_task *t)
 	jtext(j, "comm", t->comm);
 	ju64(j, "pid", t->pid);
 	jint(j, "tid", t->tid);
-	jkey(j, "traced");
-	fputs(t->traced ? "true" : "false", j->f);
+	jbool(j, "traced", t->traced);
+}
+
+/* The main waker, with the time it woke the calls from when ns is given; null when nobody woke them. */
+static void jwaker(struct json *j, const struct ingero_analysis_task *w, const uint64_t *ns)
+{
+	if (!w->tid) {
+		jkey(j, "waker");
+		fputs("null", j->f);
+		return;
+	}
+	jopen(j, "waker", '{');
+	jtask(j, w);
+	if (ns)
+		ju64(j, "ns", *ns);
+	jclose(j, '}');
 }
 
 static void json_splits(struct json *j, const uint64_t *split)
@@ -519,6 +549,13 @@ static void json_splits(struct json *j, const uint64_t *split)
 		snprintf(key, sizeof(key), "%s_ns", ingero_split_name(s));
 		ju64(j, key, split[s]);
 	}
+}
+
+static void json_split_object(struct json *j, const char *key, const uint64_t *split)
+{
+	jopen(j, key, '{');
+	json_splits(j, split);
+	jclose(j, '}');
 }
 
 static void json_session(struct json *j, const struct out *o)
@@ -594,8 +631,7 @@ static void json_apis(struct json *j, const struct out *o)
 		jopen(j, NULL, '{');
 		jtext(j, "name", api_name(o, a->api));
 		jtext(j, "lib", a->api < o->h->napis ? o->h->apis[a->api].lib : "?");
-		jkey(j, "nested");
-		fputs(a->nested ? "true" : "false", j->f);
+		jbool(j, "nested", a->nested);
 		ju64(j, "calls", a->calls);
 		ju64(j, "errors", a->errors);
 		ju64(j, "lossy_calls", a->lossy_calls);
@@ -609,16 +645,7 @@ static void json_apis(struct json *j, const struct out *o)
 		ju64(j, "max_ns", a->max_ns);
 		ju64(j, "excess_ns", a->excess_ns);
 		json_splits(j, a->split_ns);
-		jkey(j, "waker");
-		if (a->waker.tid) {
-			fputc('{', j->f);
-			j->first = 1;
-			jtask(j, &a->waker);
-			ju64(j, "ns", a->waker_ns);
-			jclose(j, '}');
-		} else {
-			fputs("null", j->f);
-		}
+		jwaker(j, &a->waker, &a->waker_ns);
 		jopen(j, "histogram", '[');
 		for (b = 0; b < INGERO_ANALYSIS_HIST; b++)
 			if (a->hist[b]) {
@@ -662,19 +689,9 @@ static void json_chains(struct json *j, const struct out *o)
 		ju64(j, "slow_calls", c->slow_calls);
 		ju64(j, "slow_from_ns", c->slow_from_ns);
 		ju64(j, "slow_lossy_calls", c->slow_lossy);
-		jopen(j, "slow_split", '{');
-		json_splits(j, c->slow_split_ns);
-		jclose(j, '}');
+		json_split_object(j, "slow_split", c->slow_split_ns);
 		jint(j, "cpu", c->cpu);
-		jkey(j, "waker");
-		if (c->waker.tid) {
-			fputc('{', j->f);
-			j->first = 1;
-			jtask(j, &c->waker);
-			jclose(j, '}');
-		} else {
-			fputs("null", j->f);
-		}
+		jwaker(j, &c->waker, NULL);
 		jopen(j, "culprits", '[');
 		for (k = 0; k < c->nculprits; k++) {
 			jopen(j, NULL, '{');
@@ -737,9 +754,7 @@ static void json_interference(struct json *j, const struct out *o)
 		ju64(j, "max_delay_at_ns", t->max_delay_at);
 		ju64(j, "calls", t->calls);
 		ju64(j, "call_ns", t->call_ns);
-		jopen(j, "call_split", '{');
-		json_splits(j, t->call_split_ns);
-		jclose(j, '}');
+		json_split_object(j, "call_split", t->call_split_ns);
 		jclose(j, '}');
 	}
 	jclose(j, ']');
@@ -812,8 +827,7 @@ static void render_json(const struct out *o)
 	for (i = 0; i < o->r->nerrors; i++) {
 		jopen(&j, NULL, '{');
 		jtext(&j, "api", api_name(o, o->r->errors[i].api));
-		jkey(&j, "nested");
-		fputs(o->r->errors[i].nested ? "true" : "false", j.f);
+		jbool(&j, "nested", o->r->errors[i].nested);
 		ju64(&j, "code", o->r->errors[i].code);
 		ju64(&j, "count", o->r->errors[i].count);
 		jclose(&j, '}');
