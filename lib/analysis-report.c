@@ -248,7 +248,7 @@ static void chain_culprits(struct ingero_analysis *a, struct ingero_analysis_cha
 static void chain_summary(struct ingero_analysis *a, struct ingero_analysis_chain *ch)
 {
 	const char *name = a->opts.apis[ch->api].name;
-	char p99[32], p50[32], from[32], each[32], scope[64], *s = ch->summary;
+	char p99[32], p50[32], from[32], each[32], slow[64], all[64], *s = ch->summary;
 	size_t len = sizeof(ch->summary);
 	const struct ingero_analysis_culprit *c = &ch->culprits[0];
 	uint64_t total = 0;
@@ -259,6 +259,8 @@ static void chain_summary(struct ingero_analysis *a, struct ingero_analysis_chai
 	ingero_analysis_fmt_ns(p99, sizeof(p99), ch->p99_ns);
 	ingero_analysis_fmt_ns(p50, sizeof(p50), ch->p50_ns);
 	ingero_analysis_fmt_ns(from, sizeof(from), ch->slow_from_ns);
+	snprintf(slow, sizeof(slow), "the %llu call%s >= %s", (unsigned long long)ch->slow_calls,
+		 ch->slow_calls == 1 ? "" : "s", from);
 	n = snprintf(s, len, "%s p99 = %s (%.1fx p50 %s): ", name, p99,
 		     ch->p50_ns ? (double)ch->p99_ns / ch->p50_ns : 0.0, p50);
 	if (n < 0 || (size_t)n >= len)
@@ -270,29 +272,24 @@ static void chain_summary(struct ingero_analysis *a, struct ingero_analysis_chai
 	case INGERO_CAUSE_PREEMPTED:
 	case INGERO_CAUSE_DELAYED:
 		if (!ch->nculprits || !c->slow_calls) {
-			n = snprintf(s, len, "the %llu call%s >= %s were runnable %d%% of their time, while no task "
-				     "was seen on their CPU", (unsigned long long)ch->slow_calls,
-				     ch->slow_calls == 1 ? "" : "s", from,
-				     PCT(INGERO_SPLIT_PREEMPTED) + PCT(INGERO_SPLIT_WAIT));
+			n = snprintf(s, len, "%s were runnable %d%% of their time, while no task was seen on their CPU",
+				     slow, PCT(INGERO_SPLIT_PREEMPTED) + PCT(INGERO_SPLIT_WAIT));
 			break;
 		}
 		ingero_analysis_fmt_ns(each, sizeof(each), c->slow_ns / c->slow_calls);
 		/* "5 of the 48 calls >= 1.6 ms were", or over all of them "100 of all 100 calls were". */
-		if (!ch->all_calls)
-			snprintf(scope, sizeof(scope), "the %llu call%s >= %s", (unsigned long long)ch->slow_calls,
-				 ch->slow_calls == 1 ? "" : "s", from);
-		else
-			snprintf(scope, sizeof(scope), "all %llu call%s", (unsigned long long)ch->slow_calls,
-				 ch->slow_calls == 1 ? "" : "s");
+		snprintf(all, sizeof(all), "all %llu call%s", (unsigned long long)ch->slow_calls,
+			 ch->slow_calls == 1 ? "" : "s");
 		n = snprintf(s, len, "%llu of %s %s %s on CPU %d by %s (pid %u%s), %s each",
-			     (unsigned long long)c->slow_calls, scope, c->slow_calls == 1 ? "was" : "were",
+			     (unsigned long long)c->slow_calls, ch->all_calls ? all : slow,
+			     c->slow_calls == 1 ? "was" : "were",
 			     ch->cause == INGERO_CAUSE_PREEMPTED ? "preempted" : "kept off the CPU after their wakeup",
 			     ch->cpu, c->task.comm, c->task.pid, c->task.traced ? ", a traced thread" : "", each);
 		break;
 	case INGERO_CAUSE_GPU_WAIT:
 	case INGERO_CAUSE_BLOCKED:
-		n = snprintf(s, len, "the %llu call%s >= %s %s %d%% of their time", (unsigned long long)ch->slow_calls,
-			     ch->slow_calls == 1 ? "" : "s", from, ch->cause == INGERO_CAUSE_GPU_WAIT ? "waited for the GPU, blocked" : "slept",
+		n = snprintf(s, len, "%s %s %d%% of their time", slow,
+			     ch->cause == INGERO_CAUSE_GPU_WAIT ? "waited for the GPU, blocked" : "slept",
 			     PCT(INGERO_SPLIT_BLOCKED));
 		if (n > 0 && (size_t)n < len && ch->waker.tid)
 			n += snprintf(s + n, len - n, ", woken by %s (pid %u)", ch->waker.comm, ch->waker.pid);
@@ -300,9 +297,8 @@ static void chain_summary(struct ingero_analysis *a, struct ingero_analysis_chai
 			n += snprintf(s + n, len - n, "; waiting, not interference");
 		break;
 	case INGERO_CAUSE_ONCPU:
-		n = snprintf(s, len, "the %llu call%s >= %s ran on CPU %d%% of their time: the call's own work, "
-			     "not interference", (unsigned long long)ch->slow_calls, ch->slow_calls == 1 ? "" : "s",
-			     from, PCT(INGERO_SPLIT_ONCPU));
+		n = snprintf(s, len, "%s ran on CPU %d%% of their time: the call's own work, not interference",
+			     slow, PCT(INGERO_SPLIT_ONCPU));
 		break;
 	default:
 		n = snprintf(s, len, "%d%% of the time of the %llu slow calls (>= %s) is not covered by the "
