@@ -26,6 +26,16 @@ struct strtab {
 	uint32_t *slots, mask;		/* ids; 0 is empty */
 };
 
+/*
+ * The id a string column had last for a key (its thread, mostly): a thread's
+ * comm seldom changes, so one strcmp usually stands in for hash and probe.
+ */
+#define STRCACHE_SLOTS 1024
+struct strcache_slot {
+	uint64_t key;
+	uint32_t id, col;	/* col: stream << 8 | column, + 1; 0 is empty */
+};
+
 struct stream_buf {
 	uint64_t *vals[MAX_COLUMNS];	/* BLOCK_MAX_EVENTS each */
 	uint32_t n;
@@ -40,6 +50,7 @@ struct ingero_writer {
 	uint64_t checkpoint_ns, total;
 	struct stream_buf s[INGERO_NR_STREAMS];
 	struct strtab strings;
+	struct strcache_slot strcache[STRCACHE_SLOTS];
 	uint32_t strings_written;
 	struct buf sec, out;
 	struct column_scratch scratch;
@@ -136,6 +147,23 @@ static int64_t strtab_intern(struct strtab *t, const char *s)
 	for (h = hash & t->mask; t->slots[h]; h = (h + 1) & t->mask)
 		;
 	t->slots[h] = id;
+	return id;
+}
+
+/* The id of string column c of stream s for an event whose key column holds key. */
+static int64_t strcache_intern(struct ingero_writer *w, unsigned s, unsigned c, uint64_t key, const char *str)
+{
+	uint32_t col = (s << 8 | c) + 1;
+	uint64_t h = (key ^ (uint64_t)col << 40) * 0x9e3779b97f4a7c15ull;
+	struct strcache_slot *e = &w->strcache[h >> 54];
+	int64_t id;
+
+	if (!str)
+		return 0;
+	if (e->col == col && e->key == key && !strcmp((char *)w->strings.bytes.data + w->strings.off[e->id - 1], str))
+		return e->id;
+	if ((id = strtab_intern(&w->strings, str)) > 0)
+		*e = (struct strcache_slot){ key, (uint32_t)id, col };
 	return id;
 }
 
@@ -494,7 +522,9 @@ int ingero_writer_add(struct ingero_writer *w, const struct ingero_event *ev)
 		const struct column_def *d = &sd->cols[c];
 
 		if (d->type == TYPE_STRING) {
-			int64_t id = strtab_intern(&w->strings, *(const char *const *)((const char *)ev + d->off));
+			const char *str = *(const char *const *)((const char *)ev + d->off);
+			int64_t id = d->key == COL_NONE ? strtab_intern(&w->strings, str) :
+				strcache_intern(w, ev->stream, c, sb->vals[d->key][i], str);
 
 			if (id < 0)
 				goto fail;
