@@ -30,6 +30,7 @@ static int tap_ok(int pass, const char *file, int line, const char *fmt, ...)
 }
 
 __attribute__((format(printf, 5, 6)))
+__attribute__((unused))
 static int tap_is_u64(uint64_t got, uint64_t want, const char *file, int line, const char *fmt, ...)
 {
 	va_list ap;
