@@ -7,11 +7,13 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include <zstd.h>
+#include <zstd_errors.h>
 #include "format.h"
 #include "../lib/error.h"
 #include "../lib/trace.h"
 
-#define ZSTD_LEVEL 3
+#define ZSTD_LEVEL 1
+#define CUT_MIN 2048
 
 struct index_entry {
 	uint64_t offset, first, last;
@@ -205,16 +207,46 @@ static int index_add(struct ingero_writer *w, const struct index_entry *e)
 	return 0;
 }
 
-/* Compresses the section in w->sec (payload filled after the header) into one frame and appends it. */
-static int write_section(struct ingero_writer *w, uint32_t tag, struct index_entry *e)
+/*
+ * Compresses w->sec into one frame, ending a zstd block at each of the
+ * ncuts offsets: each column then gets entropy tables of its own, and the
+ * frame still decompresses to the one section.
+ */
+static size_t compress_cut(struct ingero_writer *w, const uint32_t *cuts, unsigned ncuts, size_t bound)
 {
-	size_t len = w->sec.len - SECTION_HEADER_SIZE, bound = ZSTD_compressBound(w->sec.len), size;
+	ZSTD_outBuffer out = { w->out.data, bound, 0 };
+	ZSTD_inBuffer in = { w->sec.data, 0, 0 };
+	size_t ret;
+	unsigned k;
+
+	ZSTD_CCtx_reset(w->cctx, ZSTD_reset_session_only);
+	ZSTD_CCtx_setPledgedSrcSize(w->cctx, w->sec.len);
+	for (k = 0; k <= ncuts; k++) {
+		ZSTD_EndDirective end = k == ncuts ? ZSTD_e_end : ZSTD_e_flush;
+
+		in.size = k == ncuts ? w->sec.len : cuts[k];
+		do
+			ret = ZSTD_compressStream2(w->cctx, &out, &in, end);
+		while (!ZSTD_isError(ret) && ret && out.pos < out.size);
+		if (ZSTD_isError(ret))
+			return ret;
+		if (ret)
+			return (size_t)-ZSTD_error_dstSize_tooSmall;
+	}
+	return out.pos;
+}
+
+/* Compresses the section in w->sec (payload filled after the header) into one frame and appends it. */
+static int write_section(struct ingero_writer *w, uint32_t tag, struct index_entry *e,
+			 const uint32_t *cuts, unsigned ncuts)
+{
+	size_t len = w->sec.len - SECTION_HEADER_SIZE, bound = ZSTD_compressBound(w->sec.len) + 64 * (ncuts + 1), size;
 
 	section_seal(w->sec.data, tag, (uint32_t)len, w->blockno);
 	w->out.len = 0;
 	if (buf_grow(&w->out, bound))
 		return -1;
-	size = ZSTD_compress2(w->cctx, w->out.data, bound, w->sec.data, w->sec.len);
+	size = compress_cut(w, cuts, ncuts, bound);
 	if (ZSTD_isError(size))
 		return error("cannot compress block %u: %s", w->blockno, ZSTD_getErrorName(size));
 	if (write_all(w->fd, w->out.data, size))
@@ -348,7 +380,7 @@ static int write_header(struct ingero_writer *w, const struct ingero_header *h)
 		return -1;
 	if (w->sec.len - SECTION_HEADER_SIZE > HEADER_MAX)
 		return error("the trace header is larger than %u bytes", HEADER_MAX);
-	return write_section(w, TAG_HEADER, NULL);
+	return write_section(w, TAG_HEADER, NULL, NULL, 0);
 }
 
 /* The strings interned since the last strings section, which must precede the block that uses them. */
@@ -376,7 +408,7 @@ static int write_strings(struct ingero_writer *w)
 	}
 	e.stream = w->strings_written + 1;
 	e.count = t->n - w->strings_written;
-	if (write_section(w, TAG_STRINGS, &e))
+	if (write_section(w, TAG_STRINGS, &e, NULL, 0))
 		return -1;
 	w->strings_written = t->n;
 	return 0;
@@ -408,8 +440,9 @@ static int end_block(struct ingero_writer *w, unsigned s)
 	struct stream_buf *sb = &w->s[s];
 	struct index_entry e = { .kind = INDEX_BLOCK, .stream = s, .count = sb->n,
 				 .first = sb->first, .last = sb->last };
+	uint32_t cuts[MAX_COLUMNS];
+	unsigned c, ncuts = 0;
 	uint8_t *p;
-	unsigned c;
 
 	if (!sb->n)
 		return 0;
@@ -429,8 +462,11 @@ static int end_block(struct ingero_writer *w, unsigned s)
 			return -1;
 		if (w->measure && measure_column(w, s, c, at))
 			return -1;
+		/* a column too small to pay for a table of its own shares the next one's */
+		if (c + 1 < sd->ncols && w->sec.len - (ncuts ? cuts[ncuts - 1] : 0) >= CUT_MIN)
+			cuts[ncuts++] = (uint32_t)w->sec.len;
 	}
-	if (write_section(w, TAG_BLOCK, &e))
+	if (write_section(w, TAG_BLOCK, &e, cuts, ncuts))
 		return -1;
 	sb->n = 0;
 	w->st.blocks++;
