@@ -20,9 +20,10 @@ enum ingero_stream {
 
 /*
  * A thread's state as it left the CPU, normalised from the kernel's
- * prev_state, whose bit values change between kernel versions.
- * INGERO_STATE_RUNNING alone is a yield; with INGERO_STATE_PREEMPTED it is
- * a preemption ("R+").
+ * prev_state, whose bit values change between kernel versions. Left
+ * runnable, INGERO_STATE_RUNNING, it was taken off the CPU: with
+ * INGERO_STATE_PREEMPTED ("R+") inside the kernel, without it at the return
+ * to user space (where current kernels preempt a spinning task) or by a yield.
  */
 enum ingero_task_state {
 	INGERO_STATE_RUNNING = 0,
