@@ -80,7 +80,13 @@ static uint8_t *put_varint(uint8_t *p, uint64_t v)
 	return p;
 }
 
-/* The smallest fixed width that holds max, or 0 (varint) where varints are much smaller. */
+/*
+ * 1 byte per code when every code fits, else the fewest bytes that hold the
+ * largest, as planes: all codes' low bytes, then all their second bytes...
+ * A plane of a column that varies little is nearly constant, so zstd
+ * squeezes it, and the low planes keep their bytes' skew. Varints only where
+ * they are under half the planes.
+ */
 static unsigned pick_width(const uint64_t *codes, uint32_t n, size_t *size)
 {
 	uint64_t max = 0, vsize = 0;
@@ -91,53 +97,43 @@ static unsigned pick_width(const uint64_t *codes, uint32_t n, size_t *size)
 		max |= codes[i];
 		vsize += varint_len(codes[i]);
 	}
-	w = max < 0x100 ? 1 : max < 0x10000 ? 2 : max < 0x100000000ull ? 4 : 8;
-	if (vsize * 4 < (uint64_t)n * w * 3) {
+	if (max < 0x100) {
+		*size = n;
+		return 1;
+	}
+	w = (71 - (unsigned)__builtin_clzll(max)) / 8;
+	if (vsize * 2 < (uint64_t)n * w) {
 		*size = vsize;
 		return 0;
 	}
 	*size = (size_t)n * w;
-	return w;
+	return WIDTH_PLANES | w;
 }
 
 static uint8_t *put_codes(uint8_t *p, const uint64_t *codes, uint32_t n, unsigned w)
 {
+	unsigned b;
 	uint32_t i;
 
-	switch (w) {
-	case 0:
+	if (!w) {
 		for (i = 0; i < n; i++)
 			p = put_varint(p, codes[i]);
 		return p;
-	case 1:
-		for (i = 0; i < n; i++)
-			*p++ = (uint8_t)codes[i];
-		return p;
-	case 2:
-		for (i = 0; i < n; i++, p += 2)
-			put_u16(p, (uint16_t)codes[i]);
-		return p;
-	case 4:
-		for (i = 0; i < n; i++, p += 4)
-			put_u32(p, (uint32_t)codes[i]);
-		return p;
-	default:
-		for (i = 0; i < n; i++, p += 8)
-			put_u64(p, codes[i]);
-		return p;
 	}
+	for (b = 0; b < (w & ~WIDTH_PLANES); b++)
+		for (i = 0; i < n; i++)
+			*p++ = (uint8_t)(codes[i] >> 8 * b);
+	return p;
 }
 
 /* Reads n codes of width w from p[0..len); NULL or what is wrong. */
 static const char *get_codes(const uint8_t *p, size_t len, uint64_t *codes, uint32_t n, unsigned w)
 {
 	const uint8_t *end = p + len;
+	unsigned b, planes = w & ~WIDTH_PLANES;
 	uint32_t i;
 
-	if (w != 0 && len != (size_t)n * w)
-		return "column length does not match its width";
-	switch (w) {
-	case 0:
+	if (w == 0) {
 		for (i = 0; i < n; i++) {
 			uint64_t v = 0;
 			unsigned shift = 0;
@@ -153,25 +149,19 @@ static const char *get_codes(const uint8_t *p, size_t len, uint64_t *codes, uint
 			codes[i] = v;
 		}
 		return p == end ? NULL : "column has trailing bytes";
-	case 1:
-		for (i = 0; i < n; i++)
-			codes[i] = p[i];
-		return NULL;
-	case 2:
-		for (i = 0; i < n; i++)
-			codes[i] = get_u16(p + 2 * i);
-		return NULL;
-	case 4:
-		for (i = 0; i < n; i++)
-			codes[i] = get_u32(p + 4 * i);
-		return NULL;
-	case 8:
-		for (i = 0; i < n; i++)
-			codes[i] = get_u64(p + 8 * i);
-		return NULL;
-	default:
-		return "bad column width";
 	}
+	if (w != 1 && (!(w & WIDTH_PLANES) || planes < 2 || planes > 8))
+		return "bad column width";
+	if (w == 1)
+		planes = 1;
+	if (len != (size_t)n * planes)
+		return "column length does not match its width";
+	for (i = 0; i < n; i++)
+		codes[i] = p[i];
+	for (b = 1; b < planes; b++)
+		for (i = 0, p += n; i < n; i++)
+			codes[i] |= (uint64_t)p[i] << 8 * b;
+	return NULL;
 }
 
 /*

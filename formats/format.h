@@ -11,7 +11,7 @@
 #include "../lib/event.h"
 
 #define FORMAT_MAJOR 1
-#define FORMAT_MINOR 0
+#define FORMAT_MINOR 1
 #define FORMAT_MAGIC "INGERO\x1a\n"
 #define FORMAT_MAGIC_LEN 8
 
@@ -61,6 +61,8 @@ enum column_encoding { ENC_DELTA = 1, ENC_DICT = 2, ENC_RLE = 3 };
 #define PRED_ZERO 0x1	/* 0 is coded as 0 and the other codes move up by one */
 #define PRED_SAME 0x2	/* predict from src at the same event */
 #define COL_NONE 0xffff
+/* A column record's width: 0 varints, 1 one byte each, WIDTH_PLANES | 2..8 that many byte planes. */
+#define WIDTH_PLANES 0x10
 
 struct column_def {
 	const char *name, *unit;

@@ -14,6 +14,7 @@
 
 #define ZSTD_LEVEL 1
 #define CUT_MIN 2048
+#define MAX_CUTS (8 * MAX_COLUMNS)
 
 struct index_entry {
 	uint64_t offset, first, last;
@@ -434,13 +435,35 @@ void writer_measure_columns(struct ingero_writer *w, struct column_bytes *cb)
 	w->measure = cb;
 }
 
+/*
+ * Adds the zstd block ends for the column record at rec, which ends at end:
+ * one after each byte plane and at the end of the column (but not of the
+ * section). What is too small to pay for tables of its own shares the next
+ * one's.
+ */
+static unsigned cut_column(const uint8_t *rec, uint32_t n, uint32_t *cuts, unsigned ncuts, uint32_t end, int last)
+{
+	uint32_t at = end - COLUMN_HEADER_SIZE - get_u32(rec + 4), data = at + COLUMN_HEADER_SIZE, b;
+
+	if (rec[3] & WIDTH_PLANES) {
+		if (rec[2] == ENC_DICT)
+			data += 4 + 8 * get_u32(rec + COLUMN_HEADER_SIZE);
+		for (b = 1; b < (rec[3] & ~WIDTH_PLANES); b++)
+			if (ncuts < MAX_CUTS && data + b * n - (ncuts ? cuts[ncuts - 1] : 0) >= CUT_MIN)
+				cuts[ncuts++] = data + b * n;
+	}
+	if (!last && ncuts < MAX_CUTS && end - (ncuts ? cuts[ncuts - 1] : 0) >= CUT_MIN)
+		cuts[ncuts++] = end;
+	return ncuts;
+}
+
 static int end_block(struct ingero_writer *w, unsigned s)
 {
 	const struct stream_def *sd = &stream_defs[s];
 	struct stream_buf *sb = &w->s[s];
 	struct index_entry e = { .kind = INDEX_BLOCK, .stream = s, .count = sb->n,
 				 .first = sb->first, .last = sb->last };
-	uint32_t cuts[MAX_COLUMNS];
+	uint32_t cuts[MAX_CUTS];
 	unsigned c, ncuts = 0;
 	uint8_t *p;
 
@@ -462,9 +485,7 @@ static int end_block(struct ingero_writer *w, unsigned s)
 			return -1;
 		if (w->measure && measure_column(w, s, c, at))
 			return -1;
-		/* a column too small to pay for a table of its own shares the next one's */
-		if (c + 1 < sd->ncols && w->sec.len - (ncuts ? cuts[ncuts - 1] : 0) >= CUT_MIN)
-			cuts[ncuts++] = (uint32_t)w->sec.len;
+		ncuts = cut_column(w->sec.data + at, sb->n, cuts, ncuts, (uint32_t)w->sec.len, c + 1 == sd->ncols);
 	}
 	if (write_section(w, TAG_BLOCK, &e, cuts, ncuts))
 		return -1;
