@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+test_description='every option of every command is in its --help and in its man page'
+. ./test-lib.sh
+
+# Every long option a command's --help lists is in its man page (roff escapes the dashes).
+options_in_man() {
+	local opt
+	ingero "$1" --help | grep -oE -- '--[a-z][a-z-]*' | sort -u >options
+	[ -s options ] || { echo "no options in 'ingero $1 --help'" >&2; return 1; }
+	tr -d '\\' <"$SRC_DIR/Documentation/ingero-$1.1" >man.txt
+	while read -r opt; do
+		grep -qF -- "$opt" man.txt || { echo "$opt is not in ingero-$1.1" >&2; return 1; }
+	done <options
+}
+
+for cmd in record analyze info dump probes; do
+	test_expect_success "$cmd: --help exits 0 and shows its usage" "
+		ingero $cmd --help >help &&
+		grep -q '^usage: ingero $cmd' help
+	"
+	test_expect_success "$cmd: each option of --help is in ingero-$cmd.1" "
+		options_in_man $cmd
+	"
+done
+
+test_expect_success 'an unknown option is a usage error naming it' '
+	test_expect_code 129 ingero dump --no-such-option x 2>err &&
+	grep -q "no-such-option" err
+'
+
+test_done
