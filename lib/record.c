@@ -787,12 +787,29 @@ static uint64_t out_value(const struct handler *h, const void *data, const struc
 	return process_vm_readv(pid, &local, 1, &remote, 1, 0) == sizeof(v) ? v : 0;
 }
 
+/* The row of the call in frame d of thread t, ending at end_ns. */
+static void frame_call(struct ingero_event *ev, uint32_t stream, const struct thread *t,
+		       unsigned d, uint64_t end_ns)
+{
+	const struct frame *fr = &t->stack[d];
+
+	ev->stream = stream;
+	ev->ts = fr->ts;
+	ev->call.end_ns = end_ns;
+	ev->call.id = fr->id;
+	ev->call.parent = d ? t->stack[d - 1].id : 0;
+	ev->call.pid = t->pid;
+	ev->call.tid = t->tid;
+	ev->call.cpu = fr->cpu;
+	ev->call.api = fr->api;
+	memcpy(ev->call.args, fr->args, sizeof(ev->call.args));
+}
+
 static void on_return(struct ingero_recorder *r, const struct handler *h, const void *data,
 		      uint64_t ts, int cpu)
 {
 	struct thread *t = thread_get(r, common_pid(data), 0);
-	struct ingero_event ev = { .stream = INGERO_STREAM_CALL };
-	const struct frame *fr;
+	struct ingero_event ev = { 0 };
 	uint32_t api = call_api(r, h, data);
 	int j;
 
@@ -806,18 +823,9 @@ static void on_return(struct ingero_recorder *r, const struct handler *h, const 
 	}
 	/* Frames above it lost their returns. */
 	r->st.unpaired += t->depth - 1 - j;
-	fr = &t->stack[j];
-	ev.ts = fr->ts;
-	ev.call.end_ns = ts;
-	ev.call.id = fr->id;
-	ev.call.parent = j > 0 ? t->stack[j - 1].id : 0;
-	ev.call.pid = t->pid;
-	ev.call.tid = t->tid;
-	ev.call.cpu = fr->cpu;
-	ev.call.api = fr->api;
-	memcpy(ev.call.args, fr->args, sizeof(ev.call.args));
+	frame_call(&ev, INGERO_STREAM_CALL, t, j, ts);
 	ev.call.ret = h->f[F_RET].offset >= 0 ? read_field(data, &h->f[F_RET]) : 0;
-	ev.call.out = out_value(h, data, fr, &r->apis[fr->api], t->pid);
+	ev.call.out = out_value(h, data, &t->stack[j], &r->apis[api], t->pid);
 	t->depth = j;
 	r->st.calls++;
 	emit(r, &ev);
@@ -1063,16 +1071,9 @@ int ingero_recorder_finish(struct ingero_recorder *r)
 		struct thread *t = &r->threads[i];
 
 		for (d = 0; t->tid && d < t->depth; d++) {
-			struct ingero_event ev = { .stream = INGERO_STREAM_OPEN, .ts = t->stack[d].ts };
+			struct ingero_event ev = { 0 };
 
-			ev.call.end_ns = r->last_ts;
-			ev.call.id = t->stack[d].id;
-			ev.call.parent = d ? t->stack[d - 1].id : 0;
-			ev.call.pid = t->pid;
-			ev.call.tid = t->tid;
-			ev.call.cpu = t->stack[d].cpu;
-			ev.call.api = t->stack[d].api;
-			memcpy(ev.call.args, t->stack[d].args, sizeof(ev.call.args));
+			frame_call(&ev, INGERO_STREAM_OPEN, t, d, r->last_ts);
 			r->st.open_calls++;
 			emit(r, &ev);
 		}
