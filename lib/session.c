@@ -167,23 +167,6 @@ static int remember_probe(struct ingero_session *s, struct tracefs_dynevent *ev)
 	return 0;
 }
 
-static struct tracefs_dynevent *find_probe(struct ingero_session *s, const char *name)
-{
-	size_t i;
-
-	for (i = s->nprobes; i-- > 0;) {
-		char *event = NULL;
-		int same;
-
-		tracefs_dynevent_info(s->probes[i], NULL, &event, NULL, NULL, NULL);
-		same = event && !strcmp(event, name);
-		free(event);
-		if (same)
-			return s->probes[i];
-	}
-	return NULL;
-}
-
 int ingero_session_add_uprobe(struct ingero_session *s, const char *name, const char *path,
 			      unsigned long long offset, const char *fetchargs, int is_return)
 {
@@ -194,7 +177,7 @@ int ingero_session_add_uprobe(struct ingero_session *s, const char *name, const 
 
 	if (!ev)
 		return error_errno("cannot describe uprobe '%s' at %s:%#llx", name, path, offset);
-	joins = find_probe(s, name) != NULL;
+	joins = s->nprobes && !strcmp(s->last_probe, name);
 	if (tracefs_dynevent_create(ev)) {
 		tracefs_dynevent_free(ev);
 		return error("the kernel refused uprobe '%s/%s' at %s:%#llx (%s): see %s/error_log",
@@ -210,12 +193,14 @@ int ingero_session_add_uprobe(struct ingero_session *s, const char *name, const 
 		tracefs_dynevent_free(ev);
 		return -1;
 	}
+	snprintf(s->last_probe, sizeof(s->last_probe), "%s", name);
 	return 0;
 }
 
 struct tep_event *ingero_session_enable_uprobe(struct ingero_session *s, const char *name)
 {
-	struct tracefs_dynevent *ev = find_probe(s, name);
+	struct tracefs_dynevent *ev = s->nprobes && !strcmp(s->last_probe, name) ?
+		s->probes[s->nprobes - 1] : NULL;
 	struct tep_event *fmt = ev ? tracefs_dynevent_get_event(s->tep, ev) : NULL;
 
 	if (!fmt) {

@@ -18,8 +18,9 @@ struct ingero_session {
 	struct tracefs_instance *instance;
 	struct tep_handle *tep;		/* formats of every event enabled in the instance */
 	char group[32];			/* the uprobe group: "ingero_<pid>" */
-	struct tracefs_dynevent **probes;
+	struct tracefs_dynevent **probes;	/* one handle per event: removing it removes its probes */
 	size_t nprobes, probes_alloc;
+	char last_probe[80];		/* the event of the last probe made */
 	int ncpus;
 	int use_arrays;			/* the kernel takes array fetch arguments (TYPE[N]) */
 	/*
@@ -38,12 +39,12 @@ struct ingero_session {
  */
 struct ingero_session *ingero_session_new(size_t buffer_kb);
 /*
- * Creates a uprobe (or uretprobe) on path:offset; a second one of the same
- * name joins the first one's event (see grouped). 0 or -1.
+ * Creates a uprobe (or uretprobe) on path:offset; one made right after
+ * another of the same name joins its event (see grouped). 0 or -1.
  */
 int ingero_session_add_uprobe(struct ingero_session *s, const char *name, const char *path,
 			      unsigned long long offset, const char *fetchargs, int is_return);
-/* Enables the event of the uprobes of that name and returns its format, NULL on failure. */
+/* Enables the event just made under that name and returns its format, NULL on failure. */
 struct tep_event *ingero_session_enable_uprobe(struct ingero_session *s, const char *name);
 /* The format of a tracepoint, read once; NULL where the kernel has no such event. */
 struct tep_event *ingero_session_event(struct ingero_session *s, const char *system, const char *event);
