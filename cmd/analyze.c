@@ -230,6 +230,11 @@ static void text_apis(const struct out *o)
 
 		if (a->nested && !nested_seen++)
 			fprintf(o->f, "nested: made inside another traced call, whose time already holds theirs\n");
+		if (a->entry_only) {
+			fprintf(o->f, "%-28s %8" PRIu64 " %5s %9s  entry only: calls counted, not timed (record --returns times them)\n",
+				api_name(o, a->api), a->calls, "-", "-");
+			continue;
+		}
 		if (a->nested)
 			snprintf(share, sizeof(share), "-");
 		else
@@ -393,7 +398,8 @@ static void text_histograms(const struct out *o)
 				hi = (int)b;
 				most = a->hist[b] > most ? a->hist[b] : most;
 			}
-		fprintf(o->f, "%s%s%s%s\n", BOLD(o), api_name(o, a->api), a->nested ? " (nested)" : "", RESET(o));
+		fprintf(o->f, "%s%s%s%s%s\n", BOLD(o), api_name(o, a->api), a->nested ? " (nested)" : "", RESET(o),
+			a->entry_only ? ": entry only, no durations" : "");
 		for (b = (uint32_t)(lo < 0 ? 0 : lo); lo >= 0 && b <= (uint32_t)hi; b++) {
 			fprintf(o->f, "  %9s .. %-9s %8" PRIu64 " ", NS(b ? 1ULL << b : 0), NS(2ULL << b), a->hist[b]);
 			put_bar(o, (int)((a->hist[b] * bar + most - 1) / most));
@@ -632,6 +638,7 @@ static void json_apis(struct json *j, const struct out *o)
 		jtext(j, "name", api_name(o, a->api));
 		jtext(j, "lib", a->api < o->h->napis ? o->h->apis[a->api].lib : "?");
 		jbool(j, "nested", a->nested);
+		jbool(j, "entry_only", a->entry_only);
 		ju64(j, "calls", a->calls);
 		ju64(j, "errors", a->errors);
 		ju64(j, "lossy_calls", a->lossy_calls);

@@ -41,6 +41,7 @@ struct record_opts {
 	int buffer_kb;
 	int duration;
 	int quiet;
+	int with_returns;
 	struct ingero_strlist libs;
 };
 
@@ -402,6 +403,25 @@ static uint8_t *enabled_apis(const char *sets, const struct ingero_api *apis, si
 	return on;
 }
 
+/* The trace's API table: the built-in one, each API flagged with how this recording probes it. */
+static const struct ingero_api *recorded_apis(int with_returns, size_t *napis)
+{
+	const struct ingero_api *builtin = ingero_probe_apis(napis);
+	struct ingero_api *apis;
+	size_t i;
+
+	if (!builtin)
+		die("the built-in probe table is broken");
+	apis = malloc(*napis * sizeof(*apis));
+	if (!apis)
+		die("out of memory");
+	for (i = 0; i < *napis; i++) {
+		apis[i] = builtin[i];
+		apis[i].flags = ingero_probe_api_flags(&builtin[i], with_returns);
+	}
+	return apis;
+}
+
 /* Waits for the command, draining the buffers; returns its wait status (-1: still running). */
 static int record_loop(struct ingero_recorder *r, struct ingero_writer *w, pid_t child,
 		       int duration, const pid_t *pids, size_t npids, int show_status)
@@ -458,6 +478,7 @@ int cmd_record(int argc, const char **argv)
 		OPT_CALLBACK(0, "lib", &o.libs, "path", "probe this library too (repeatable)", add_lib),
 		OPT_STRING('p', "pid", &o.pids, "pids", "record these running processes and what they start"),
 		OPT_BOOL('a', "all", &o.all, "record every process that uses a CUDA library"),
+		OPT_BOOL(0, "returns", &o.with_returns, "probe the returns of launches too: their durations, at twice the probes' cost"),
 		OPT_INT(0, "duration", &o.duration, "seconds", "stop recording after this long"),
 		OPT_INT('b', "buffer-size", &o.buffer_kb, "kb", "ring buffer per CPU in KiB (default 8192)"),
 		OPT_BOOL('q', "quiet", &o.quiet, "no status line and no summary"),
@@ -487,9 +508,7 @@ int cmd_record(int argc, const char **argv)
 	}
 	if (o.buffer_kb <= 0)
 		die("the buffer size must be a positive number of KiB");
-	apis = ingero_probe_apis(&napis);
-	if (!apis)
-		die("the built-in probe table is broken");
+	apis = recorded_apis(o.with_returns, &napis);
 	enabled = enabled_apis(o.sets, apis, napis);
 	if (argc && command_path(argv[0], exe, sizeof(exe))) {
 		error("cannot run '%s': command not found", argv[0]);

@@ -294,6 +294,18 @@ static void parse_apis(struct ingero_reader *r, struct in *in)
 	}
 }
 
+/* Since 1.2: a word of flags per API; a header that ends before them has none. */
+static void parse_api_flags(struct ingero_reader *r, struct in *in)
+{
+	struct ingero_api *apis = (struct ingero_api *)r->h.apis;
+	uint32_t i;
+
+	if (in->p == in->end)
+		return;
+	for (i = 0; i < r->h.napis; i++)
+		apis[i].flags = in_u32(in);
+}
+
 static int column_usable(const struct fstream *fs, unsigned c)
 {
 	const struct column_def *d = &fs->cols[c].d;
@@ -413,6 +425,7 @@ static int parse_header(struct ingero_reader *r)
 	r->h.command = in_str(r, &in);
 	parse_apis(r, &in);
 	parse_schema(r, &in);
+	parse_api_flags(r, &in);
 	if (in.bad)
 		return error("'%s': block 0 at offset 0: malformed header", r->name);
 	for (s = 0; s < INGERO_NR_STREAMS; s++)

@@ -379,6 +379,9 @@ static int write_header(struct ingero_writer *w, const struct ingero_header *h)
 			return -1;
 	if (put_schema(w))
 		return -1;
+	for (i = 0; i < h->napis; i++)
+		if (put_u32s(w, h->apis[i].flags))
+			return -1;
 	if (w->sec.len - SECTION_HEADER_SIZE > HEADER_MAX)
 		return error("the trace header is larger than %u bytes", HEADER_MAX);
 	return write_section(w, TAG_HEADER, NULL, NULL, 0);

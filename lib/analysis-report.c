@@ -89,7 +89,8 @@ static uint32_t log2_bucket(uint64_t v)
 	return b < INGERO_ANALYSIS_HIST ? b : INGERO_ANALYSIS_HIST - 1;
 }
 
-static void fill_api(struct ingero_analysis_api *o, const struct row *r, uint32_t api, int nested)
+static void fill_api(struct ingero_analysis_api *o, const struct row *r, const struct ingero_api *apis,
+		     uint32_t api, int nested)
 {
 	uint32_t b;
 
@@ -97,6 +98,9 @@ static void fill_api(struct ingero_analysis_api *o, const struct row *r, uint32_
 	o->api = api;
 	o->nested = nested;
 	o->calls = r->calls;
+	o->entry_only = apis[api].flags & INGERO_API_ENTRY_ONLY;
+	if (o->entry_only)
+		return;
 	o->errors = r->errors;
 	o->lossy_calls = r->lossy;
 	o->total_ns = r->total;
@@ -507,7 +511,7 @@ static int build_apis(struct ingero_analysis *a)
 		return -1;
 	for (i = 0; i < 2 * a->opts.napis; i++)
 		if (a->rows[i])
-			fill_api(&res->apis[res->napis++], a->rows[i], i / 2, i % 2);
+			fill_api(&res->apis[res->napis++], a->rows[i], a->opts.apis, i / 2, i % 2);
 	qsort(res->apis, res->napis, sizeof(*res->apis), by_total);
 	return api_wakers(a);
 }

@@ -597,6 +597,10 @@ static int on_call(struct ingero_analysis *a, const struct ingero_event *ev)
 	r = row_get(a, c->api, c->parent != 0);
 	if (!r)
 		return -1;
+	if (a->opts.apis[c->api].flags & INGERO_API_ENTRY_ONLY) {
+		r->calls++;
+		return 0;
+	}
 	split_call(a, t, ev, &cs);
 	r->calls++;
 	r->total += dur;

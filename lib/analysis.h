@@ -75,6 +75,7 @@ struct ingero_analysis_culprit {
 struct ingero_analysis_api {
 	uint32_t api;
 	int nested;		/* calls made inside another traced call: already counted in it */
+	int entry_only;		/* probed at entry alone: calls counted, no times */
 	uint64_t calls, errors, lossy_calls;
 	uint64_t total_ns, min_ns, max_ns;
 	uint64_t p50_ns, p90_ns, p99_ns;	/* within INGERO_ANALYSIS_REL_ERROR of the exact value */

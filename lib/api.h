@@ -37,6 +37,12 @@ struct ingero_arg {
 	uint32_t kind;		/* enum ingero_arg_kind */
 };
 
+/* How a trace's calls of an API were recorded. */
+enum ingero_api_flags {
+	/* Probed at its entry alone: each call has a time and arguments, but no return (end_ns is ts). */
+	INGERO_API_ENTRY_ONLY = 0x1,
+};
+
 struct ingero_api {
 	const char *name;	/* the symbol: "cuMemAlloc_v2" */
 	const char *lib;	/* "cudart" (the runtime) or "cuda" (the driver) */
@@ -45,6 +51,7 @@ struct ingero_api {
 	uint32_t role;		/* enum ingero_api_role */
 	uint32_t nargs;
 	struct ingero_arg args[INGERO_MAX_ARGS];
+	uint32_t flags;		/* enum ingero_api_flags */
 };
 
 /* The first argument of the given kind, or -1. */

@@ -462,11 +462,18 @@ static int add_own_probe(struct ingero_recorder *r, uint32_t api, uint32_t lib_i
  */
 enum lib_event { LIB_ENTRY, LIB_RETURN, LIB_RETURN_OUT };
 
+static int entry_only(const struct ingero_api *api)
+{
+	return api->flags & INGERO_API_ENTRY_ONLY;
+}
+
 static int wants(const struct ingero_recorder *r, size_t api, enum lib_event which)
 {
 	if (!r->api_enabled[api] || !r->offsets[api])
 		return 0;
-	return which == LIB_ENTRY || (which == LIB_RETURN_OUT) == has_out(&r->apis[api]);
+	if (which == LIB_ENTRY)
+		return 1;
+	return !entry_only(&r->apis[api]) && (which == LIB_RETURN_OUT) == has_out(&r->apis[api]);
 }
 
 static int add_lib_event(struct ingero_recorder *r, uint32_t lib_id, const char *path,
@@ -505,7 +512,7 @@ static int add_probes(struct ingero_recorder *r, uint32_t lib_id, const char *pa
 	for (i = 0; i < r->napis; i++)
 		if (wants(r, i, LIB_ENTRY) &&
 		    (add_own_probe(r, i, lib_id, path, r->offsets[i], 0) ||
-		     add_own_probe(r, i, lib_id, path, r->offsets[i], 1)))
+		     (!entry_only(&r->apis[i]) && add_own_probe(r, i, lib_id, path, r->offsets[i], 1))))
 			return -1;
 	return 0;
 }
@@ -574,9 +581,10 @@ static int probe_lib_locked(struct ingero_recorder *r, const char *path, pid_t p
 	lib_id = r->next_lib_id++;
 	if (add_probes(r, lib_id, path))
 		return -1;
-	for (i = 0; i < r->napis; i++)
+	for (i = 0; i < r->napis; i++) {
 		probes += wants(r, i, LIB_ENTRY);
-	r->st.probes += 2 * probes;
+		r->st.probes += wants(r, i, LIB_ENTRY) + wants(r, i, LIB_RETURN) + wants(r, i, LIB_RETURN_OUT);
+	}
 	if (write_lib(r, path, build_id, pid, lib_id, probes, warn_missing(r, path)))
 		return -1;
 	return probes;
@@ -722,33 +730,6 @@ static uint32_t call_api(const struct ingero_recorder *r, const struct handler *
 	return h->f[F_API].offset >= 0 ? (uint32_t)read_field(data, &h->f[F_API]) : h->api;
 }
 
-static void on_entry(struct ingero_recorder *r, const struct handler *h, const void *data,
-		     uint64_t ts, int cpu)
-{
-	struct thread *t = thread_get(r, common_pid(data), 0);
-	struct frame *fr;
-	uint32_t api;
-	unsigned i;
-
-	if (!t)
-		return;
-	if (t->depth == MAX_DEPTH) {
-		r->st.unpaired++;
-		return;
-	}
-	api = call_api(r, h, data);
-	if (api >= r->napis)
-		return;
-	fr = &t->stack[t->depth++];
-	fr->id = ++r->next_call_id;
-	fr->ts = ts;
-	fr->api = api;
-	fr->cpu = cpu;
-	for (i = 0; i < INGERO_MAX_ARGS; i++)
-		fr->args[i] = h->f[F_ARG0 + i].offset >= 0 ?
-			read_field(data, &h->f[F_ARG0 + i]) & r->arg_mask[api][i] : 0;
-}
-
 /*
  * What the call stored through its out-pointer: from the stack window read
  * at return when the pointer is a stack slot of the caller's, or from the
@@ -805,11 +786,53 @@ static void frame_call(struct ingero_event *ev, uint32_t stream, const struct th
 	memcpy(ev->call.args, fr->args, sizeof(ev->call.args));
 }
 
+/* Writes the call of frame d, which returned at end_ns, and pops it with the frames above it. */
+static void end_call(struct ingero_recorder *r, struct thread *t, unsigned d, uint64_t end_ns,
+		     uint64_t ret, uint64_t out)
+{
+	struct ingero_event ev = { 0 };
+
+	frame_call(&ev, INGERO_STREAM_CALL, t, d, end_ns);
+	ev.call.ret = ret;
+	ev.call.out = out;
+	t->depth = d;
+	r->st.calls++;
+	emit(r, &ev);
+}
+
+static void on_entry(struct ingero_recorder *r, const struct handler *h, const void *data,
+		     uint64_t ts, int cpu)
+{
+	struct thread *t = thread_get(r, common_pid(data), 0);
+	struct frame *fr;
+	uint32_t api;
+	unsigned i;
+
+	if (!t)
+		return;
+	if (t->depth == MAX_DEPTH) {
+		r->st.unpaired++;
+		return;
+	}
+	api = call_api(r, h, data);
+	if (api >= r->napis)
+		return;
+	fr = &t->stack[t->depth++];
+	fr->id = ++r->next_call_id;
+	fr->ts = ts;
+	fr->api = api;
+	fr->cpu = cpu;
+	for (i = 0; i < INGERO_MAX_ARGS; i++)
+		fr->args[i] = h->f[F_ARG0 + i].offset >= 0 ?
+			read_field(data, &h->f[F_ARG0 + i]) & r->arg_mask[api][i] : 0;
+	if (entry_only(&r->apis[api]))
+		end_call(r, t, t->depth - 1, ts, 0, 0);
+}
+
 static void on_return(struct ingero_recorder *r, const struct handler *h, const void *data,
 		      uint64_t ts, int cpu)
 {
 	struct thread *t = thread_get(r, common_pid(data), 0);
-	struct ingero_event ev = { 0 };
 	uint32_t api = call_api(r, h, data);
 	int j;
 
@@ -823,12 +846,8 @@ static void on_return(struct ingero_recorder *r, const struct handler *h, const 
 	}
 	/* Frames above it lost their returns. */
 	r->st.unpaired += t->depth - 1 - j;
-	frame_call(&ev, INGERO_STREAM_CALL, t, j, ts);
-	ev.call.ret = h->f[F_RET].offset >= 0 ? read_field(data, &h->f[F_RET]) : 0;
-	ev.call.out = out_value(h, data, &t->stack[j], &r->apis[api], t->pid);
-	t->depth = j;
-	r->st.calls++;
-	emit(r, &ev);
+	end_call(r, t, j, ts, h->f[F_RET].offset >= 0 ? read_field(data, &h->f[F_RET]) : 0,
+		 out_value(h, data, &t->stack[j], &r->apis[api], t->pid));
 }
 
 static uint32_t normalise_state(const struct ingero_recorder *r, uint64_t state)

@@ -7,14 +7,18 @@
  */
 #include "probes-internal.h"
 
-/* In this order: a set's index is its bit in a mask. */
+/*
+ * In this order: a set's index is its bit in a mask. Launches come tens of
+ * thousands a second, and a return probe costs as much as the entry's: their
+ * sets are probed at entries alone unless the user asks for durations.
+ */
 const struct ingero_probe_set ingero_cuda_sets[] = {
 	{ "alloc", "device, host-pinned and stream-ordered allocation and free, runtime and driver", 1 },
 	{ "vmm", "the driver's virtual-memory calls (PyTorch's expandable segments): reserve, create, map, unmap, release", 1 },
 	{ "copy", "memory copies in every direction, sync and async, and their per-thread-stream variants", 1 },
 	{ "memset", "memsets, sync and async, runtime and driver", 1 },
-	{ "launch", "kernel launches in the driver, where every launch passes (the runtime's included)", 1 },
-	{ "rt-launch", "cudaLaunchKernel as well: each one encloses a driver launch, so this doubles the launch probes", 0 },
+	{ "launch", "kernel launches in the driver, where every launch passes (the runtime's included); entries only, unless record --returns", 1, 1 },
+	{ "rt-launch", "cudaLaunchKernel as well: each one encloses a driver launch, so this doubles the launch probes; entries only, unless record --returns", 0, 1 },
 	{ "graph", "graph launches, runtime and driver", 1 },
 	{ "sync", "waits for the GPU: stream, event, device and context synchronisation", 1 },
 	{ "getters", "the chatty queries called around every operation (cudaGetDevice, ...): tens of thousands a second", 0 },

@@ -13,6 +13,7 @@ struct ingero_probe_set {
 	const char *name;	/* "alloc", "copy", "launch", ... */
 	const char *help;
 	int by_default;
+	int entry_only;		/* probed at their entries alone, unless recording asks for returns */
 };
 
 /* The table of every API of every set, parsed once from the built-in prototypes. NULL on a BUG. */
@@ -26,6 +27,8 @@ int ingero_probe_sets_parse(const char *list, uint64_t *mask);
 int ingero_probe_set_index(const char *name);
 /* The index in ingero_probe_sets() of the set that has api. */
 int ingero_probe_api_set(const struct ingero_api *api);
+/* How a recording probes api: entry only where its set says so, unless with_returns. */
+uint32_t ingero_probe_api_flags(const struct ingero_api *api, int with_returns);
 /* The prototype api was read from, as NVIDIA's headers write it (every argument, even past the sixth). */
 const char *ingero_probe_prototype(const struct ingero_api *api);
 

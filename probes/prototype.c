@@ -210,6 +210,13 @@ int ingero_probe_api_set(const struct ingero_api *api)
 	return ingero_probe_set_index(api->set);
 }
 
+uint32_t ingero_probe_api_flags(const struct ingero_api *api, int with_returns)
+{
+	int set = ingero_probe_api_set(api);
+
+	return set >= 0 && ingero_cuda_sets[set].entry_only && !with_returns ? INGERO_API_ENTRY_ONLY : 0;
+}
+
 int ingero_probe_sets_parse(const char *list, uint64_t *mask)
 {
 	const char *p = list, *end;

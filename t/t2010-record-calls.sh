@@ -25,14 +25,29 @@ test_expect_success TRACEFS 'the allocated bytes are exact, the unfreed ones lis
 	test_cmp want.sorted got
 '
 
-test_expect_success TRACEFS 'launches are seen once, in the driver, by default' '
+test_expect_success TRACEFS 'launches are seen once, in the driver, at their entries, by default' '
 	ingero record -q -o l.ing.zst -- "$WORKLOADS/launch" 1000 >out &&
 	test_api_calls l.ing.zst cuLaunchKernel 1000 &&
-	test_api_calls l.ing.zst cudaLaunchKernel 0
+	test_api_calls l.ing.zst cudaLaunchKernel 0 &&
+	test_json l.ing.zst.json ".apis[] | select(.name == \"cuLaunchKernel\") | \"\(.entry_only) \(.p50_ns) \(.total_ns)\"" "true 0 0" &&
+	ingero dump --json --stream call l.ing.zst >calls.json &&
+	jq -s "[.[] | select(.api == \"cuLaunchKernel\" and .dur_ns == 0)] | length" calls.json >n &&
+	test "$(cat n)" = 1000 &&
+	ingero analyze l.ing.zst >report &&
+	grep "^cuLaunchKernel  *1000 .*entry only" report
+'
+
+test_expect_success TRACEFS '--returns times every launch' '
+	ingero record -q --returns -o lr.ing.zst -- "$WORKLOADS/launch" 300 >out &&
+	test_api_calls lr.ing.zst cuLaunchKernel 300 &&
+	test_json lr.ing.zst.json ".apis[] | select(.name == \"cuLaunchKernel\") | .entry_only" false &&
+	ingero dump --json --stream call lr.ing.zst >calls.json &&
+	jq -s "[.[] | select(.api == \"cuLaunchKernel\" and .dur_ns > 0)] | length" calls.json >n &&
+	test "$(cat n)" = 300
 '
 
 test_expect_success TRACEFS 'rt-launch adds the runtime launches, each enclosing its driver launch' '
-	ingero record -q -e default,rt-launch -o r.ing.zst -- "$WORKLOADS/launch" 500 >out &&
+	ingero record -q -e default,rt-launch --returns -o r.ing.zst -- "$WORKLOADS/launch" 500 >out &&
 	test_api_calls r.ing.zst cudaLaunchKernel 500 &&
 	test_api_calls r.ing.zst cuLaunchKernel 500 &&
 	ingero dump --json --stream call r.ing.zst >calls.json &&

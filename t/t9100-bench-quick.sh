@@ -43,7 +43,7 @@ test_expect_success TRACEFS 'the floor and ingero each recorded all 20000 launch
 '
 
 test_expect_success TRACEFS 'ingero loses nothing back to back: 40000 launches, 80000 events' '
-	test_json out/bench.json "select(.figure == \"rate\" and .contender == \"ingero\") | \"\(.expected) \(.recorded)\"" "80000 80000"
+	test_json out/bench.json "select(.figure == \"rate\" and .contender == \"ingero-ret\") | \"\(.expected) \(.recorded)\"" "80000 80000"
 '
 
 test_expect_success TRACEFS 'each peer has a row: measured, skipped with its reason, or its miscount' '
