@@ -4,8 +4,9 @@
 # PHASE: facts (versions, where the libraries are, what ingero probes in them),
 # memory (the empty_cache workload traced, analysed, counts cross-checked
 # against the kernel's own hit counts), neighbour (the same beside a CPU hog),
-# launch / compute (overhead: untraced, ingero by probe set, and the bare
-# kernel probes of ingero's default set drained by BARE, interleaved, 5 rounds).
+# launch / compute (overhead: untraced, ingero's default set, the same with
+# the launches' returns, and the bare kernel probes of ingero's default set
+# drained by BARE, interleaved, ROUNDS rounds, 5 unless set).
 set -u
 INGERO=$(realpath "$1") BARE=$(realpath "$2") OUT=$3
 shift 3
@@ -74,18 +75,18 @@ overhead() {
 	events=$(bare_probes)
 	trap remove_bare EXIT
 	for r in $(seq "$ROUNDS"); do
-		for variant in untraced ingero ingero-rt bare; do
+		for variant in untraced ingero ingero-ret bare; do
 			case $variant in
 			untraced) python3 loop.py "$kind" "$n" ;;
 			ingero) "$INGERO" record -q -o "$OUT/o.ing.zst" -- python3 loop.py "$kind" "$n" ;;
-			ingero-rt) "$INGERO" record -q -e default,rt-launch -o "$OUT/o.ing.zst" -- python3 loop.py "$kind" "$n" ;;
+			ingero-ret) "$INGERO" record -q --returns -o "$OUT/o.ing.zst" -- python3 loop.py "$kind" "$n" ;;
 			bare) $BARE $events -- python3 loop.py "$kind" "$n" ;;
 			esac 2>>"$OUT/overhead.err" | sed -n "s/^loop=.* seconds=/$kind $variant $r /p" | tee -a "$OUT/overhead.txt"
 		done
 	done
 	remove_bare
 	trap - EXIT
-	for variant in untraced ingero ingero-rt bare; do
+	for variant in untraced ingero ingero-ret bare; do
 		awk -v k="$kind" -v v="$variant" '$1 == k && $2 == v { print $4 }' "$OUT/overhead.txt" | sort -g |
 			awk -v k="$kind" -v v="$variant" '{ a[NR] = $1 } END { if (NR) printf "%s %-10s median %.3f s (min %.3f max %.3f, %d runs)\n", k, v, (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2), a[1], a[NR], NR }'
 	done | tee -a "$OUT/gpu-run.txt"
