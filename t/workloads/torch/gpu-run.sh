@@ -6,7 +6,9 @@
 # against the kernel's own hit counts), neighbour (the same beside a CPU hog),
 # launch / compute (overhead: untraced, ingero's default set, the same with
 # the launches' returns, and the bare kernel probes of ingero's default set
-# drained by BARE, interleaved, ROUNDS rounds, 5 unless set).
+# drained by BARE, interleaved, ROUNDS rounds, 5 unless set); attach-launch /
+# attach-compute (the same inside one warm process, the tracers attached in
+# turn for WINDOW seconds each: the runs' own spread left out).
 set -u
 INGERO=$(realpath "$1") BARE=$(realpath "$2") OUT=$3
 shift 3
@@ -92,11 +94,47 @@ overhead() {
 	done | tee -a "$OUT/gpu-run.txt"
 }
 
+# Inside one warm process: the loop runs in chunks while each variant is
+# attached for a window in turn; a chunk counts for the window it lies in,
+# without the window's first 2 s (the tracer's start) and last 1 s (its end),
+# and each round's windows are set against its untraced one.
+attached() {
+	local kind=$1 win=${WINDOW:-10} events pid r v t0 t1 variants="untraced ingero ingero-ret bare"
+	events=$(bare_probes)
+	trap remove_bare EXIT
+	python3 loop.py "$kind" chunks $((ROUNDS * 4 * (win + 2) + 20)) >"$OUT/chunks-$kind.txt" 2>>"$OUT/overhead.err" &
+	pid=$!
+	until grep -q ready "$OUT/chunks-$kind.txt"; do sleep 0.5; done
+	: >"$OUT/windows-$kind.txt"
+	for r in $(seq "$ROUNDS"); do
+		# each round starts one further along, so no variant always goes first
+		for v in $(echo $variants $variants | cut -d' ' -f$((r % 4 + 1))-$((r % 4 + 4))); do
+			t0=$(date +%s%N)
+			case $v in
+			untraced) sleep "$win" ;;
+			ingero) "$INGERO" record -q -p $pid --duration "$win" -o "$OUT/attached.ing.zst" ;;
+			ingero-ret) "$INGERO" record -q --returns -p $pid --duration "$win" -o "$OUT/attached.ing.zst" ;;
+			bare) $BARE $events -- sleep "$win" ;;
+			esac 2>>"$OUT/overhead.err" >/dev/null
+			t1=$(date +%s%N)
+			echo "$r $v $((t0 + 2000000000)) $((t1 - 1000000000))" >>"$OUT/windows-$kind.txt"
+		done
+	done
+	kill $pid
+	wait $pid
+	remove_bare
+	trap - EXIT
+	python3 windows.py "$OUT/chunks-$kind.txt" "$OUT/windows-$kind.txt" | sed "s/^/$kind attached: /" |
+		tee -a "$OUT/gpu-run.txt"
+}
+
 for phase; do
 	case $phase in
 	facts|memory|neighbour) $phase ;;
 	launch) overhead launch 20 ;;
 	compute) overhead compute 1000 ;;
+	attach-launch) attached launch ;;
+	attach-compute) attached compute ;;
 	*) echo "gpu-run.sh: unknown phase '$phase'" >&2; exit 129 ;;
 	esac
 done
