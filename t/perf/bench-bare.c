@@ -224,7 +224,11 @@ static pid_t spawn(char **argv, int *go)
 	return pid;
 }
 
-static int record(struct reader *r, int buffer_kb, int all, char **argv)
+/*
+ * Records while the command runs: its own events (with -a every process's;
+ * with -p those of process attach, while the command only sets how long).
+ */
+static int record(struct reader *r, int buffer_kb, int all, pid_t attach, char **argv)
 {
 	struct timespec tick = { 0, 10000000 };
 	char pidbuf[32];
@@ -234,7 +238,7 @@ static int record(struct reader *r, int buffer_kb, int all, char **argv)
 	setup(r, buffer_kb);
 	pid = spawn(argv, &go);
 	if (!all) {
-		snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+		snprintf(pidbuf, sizeof(pidbuf), "%d", (int)(attach ? attach : pid));
 		tracefs_option_enable(r->instance, TRACEFS_OPTION_EVENT_FORK);
 		if (tracefs_instance_file_write(r->instance, "set_event_pid", pidbuf) < 0)
 			die("cannot filter on the pid", pidbuf);
@@ -271,7 +275,7 @@ static void add_event(struct counted *c, const char *name)
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: bench-bare [-b KB] [-a] -e SYSTEM/EVENT... -- COMMAND [ARGS...]\n"
+	fprintf(stderr, "usage: bench-bare [-b KB] [-a | -p PID] -e SYSTEM/EVENT... -- COMMAND [ARGS...]\n"
 		"       bench-bare offset LIBRARY FUNCTION\n");
 	return 129;
 }
@@ -280,6 +284,7 @@ int main(int argc, char **argv)
 {
 	static struct reader r;
 	int buffer_kb = 8192, all = 0, i;
+	pid_t attach = 0;
 
 	if (argc == 4 && !strcmp(argv[1], "offset"))
 		return print_offset(argv[2], argv[3]);
@@ -287,6 +292,8 @@ int main(int argc, char **argv)
 	for (i = 1; i < argc && strcmp(argv[i], "--"); i++) {
 		if (!strcmp(argv[i], "-a"))
 			all = 1;
+		else if (!strcmp(argv[i], "-p") && i + 1 < argc)
+			attach = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "-b") && i + 1 < argc)
 			buffer_kb = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "-e") && i + 1 < argc && r.nev < MAX_EVENTS)
@@ -294,7 +301,7 @@ int main(int argc, char **argv)
 		else
 			return usage();
 	}
-	if (i + 1 >= argc || !r.nev || buffer_kb <= 0)
+	if (i + 1 >= argc || !r.nev || buffer_kb <= 0 || attach < 0 || (attach && all))
 		return usage();
-	return record(&r, buffer_kb, all, argv + i + 1);
+	return record(&r, buffer_kb, all, attach, argv + i + 1);
 }

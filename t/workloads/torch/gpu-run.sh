@@ -5,10 +5,10 @@
 # memory (the empty_cache workload traced, analysed, counts cross-checked
 # against the kernel's own hit counts), neighbour (the same beside a CPU hog),
 # launch / compute (overhead: untraced, ingero's default set, the same with
-# the launches' returns, and the bare kernel probes of ingero's default set
-# drained by BARE, interleaved, ROUNDS rounds, 5 unless set); attach-launch /
+# the launches' returns, and the bare kernel probes and scheduler events of
+# ingero's default set drained by BARE, interleaved, ROUNDS rounds, 5 unless set); attach-launch /
 # attach-compute (the same inside one warm process, the tracers attached in
-# turn for WINDOW seconds each: the runs' own spread left out).
+# turn for WINDOW seconds each: the runs' own spread left out; VARIANTS picks them).
 set -u
 INGERO=$(realpath "$1") BARE=$(realpath "$2") OUT=$3
 shift 3
@@ -17,6 +17,8 @@ T=/sys/kernel/tracing
 [ -e $T/uprobe_events ] || mount -t tracefs nodev $T
 mkdir -p "$OUT"
 ROUNDS=${ROUNDS:-5}
+# The scheduler events ingero records beside its probes: the bare kernel pays for them too.
+SCHED_EVENTS="-e sched/sched_switch -e sched/sched_waking -e sched/sched_process_fork -e sched/sched_process_exec -e sched/sched_process_exit -e task/task_rename"
 cd "$HERE" || exit 1
 
 log() { printf '%s\n' "$*" | tee -a "$OUT/gpu-run.txt" >&2; }
@@ -65,6 +67,7 @@ bare_probes() {
 	grep -E "^[pr]:ingero_$pid/" "$OUT/empty.events" | sed "s,^\([pr]\):ingero_$pid/,\1:$group/," |
 		while read -r line; do echo "$line" >>$T/uprobe_events; done
 	grep -oE "^[pr]:$group/[^ ]+" $T/uprobe_events | sed 's/^[pr]://' | sort -u | sed 's/^/-e /' | tr '\n' ' '
+	echo "$SCHED_EVENTS"
 }
 
 remove_bare() {
@@ -99,22 +102,23 @@ overhead() {
 # without the window's first 2 s (the tracer's start) and last 1 s (its end),
 # and each round's windows are set against its untraced one.
 attached() {
-	local kind=$1 win=${WINDOW:-10} events pid r v t0 t1 variants="untraced ingero ingero-ret bare"
+	local kind=$1 win=${WINDOW:-10} events pid r v t0 t1 variants=${VARIANTS:-untraced ingero ingero-ret bare} n
 	events=$(bare_probes)
 	trap remove_bare EXIT
-	python3 loop.py "$kind" chunks $((ROUNDS * 4 * (win + 2) + 20)) >"$OUT/chunks-$kind.txt" 2>>"$OUT/overhead.err" &
+	n=$(echo $variants | wc -w)
+	python3 loop.py "$kind" chunks $((ROUNDS * n * (win + 2) + 20)) >"$OUT/chunks-$kind.txt" 2>>"$OUT/overhead.err" &
 	pid=$!
 	until grep -q ready "$OUT/chunks-$kind.txt"; do sleep 0.5; done
 	: >"$OUT/windows-$kind.txt"
 	for r in $(seq "$ROUNDS"); do
 		# each round starts one further along, so no variant always goes first
-		for v in $(echo $variants $variants | cut -d' ' -f$((r % 4 + 1))-$((r % 4 + 4))); do
+		for v in $(echo $variants $variants | cut -d' ' -f$((r % n + 1))-$((r % n + n))); do
 			t0=$(date +%s%N)
 			case $v in
 			untraced) sleep "$win" ;;
 			ingero) "$INGERO" record -q -p $pid --duration "$win" -o "$OUT/attached.ing.zst" ;;
 			ingero-ret) "$INGERO" record -q --returns -p $pid --duration "$win" -o "$OUT/attached.ing.zst" ;;
-			bare) $BARE $events -- sleep "$win" ;;
+			bare) $BARE -p $pid $events -- sleep "$win" ;;
 			esac 2>>"$OUT/overhead.err" >/dev/null
 			t1=$(date +%s%N)
 			echo "$r $v $((t0 + 2000000000)) $((t1 - 1000000000))" >>"$OUT/windows-$kind.txt"
