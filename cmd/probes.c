@@ -176,7 +176,7 @@ int cmd_probes(int argc, const char **argv)
 			return 129;
 		}
 		before = o.libs.nr;
-		if (ingero_libfind_mapped((pid_t)pid, &o.libs))
+		if (ingero_libfind_mapped((pid_t)pid, NULL, &o.libs))
 			failed = 1;
 		else if (o.libs.nr == before && !o.group)
 			printf("process %ld has no CUDA library mapped\n", pid);

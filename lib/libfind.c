@@ -73,13 +73,8 @@ int ingero_strlist_add(struct ingero_strlist *l, const char *s)
 }
 
 /* The files already taken, by (device, inode): a library reached by several names counts once. */
-struct seen {
-	struct { dev_t dev; ino_t ino; } *ids;
-	size_t nr, alloc;
-};
-
 /* 1 if st is new (and now remembered), 0 if seen, -1 without memory. */
-static int remember(struct seen *s, const struct stat *st)
+static int remember(struct ingero_libfind_seen *s, const struct stat *st)
 {
 	size_t i;
 
@@ -110,7 +105,7 @@ static int has_cuda(const char *path)
 }
 
 /* Adds path's real path to out if it is a file not seen yet that defines CUDA APIs. */
-static int consider(const char *path, struct seen *seen, struct ingero_strlist *out)
+static int consider(const char *path, struct ingero_libfind_seen *seen, struct ingero_strlist *out)
 {
 	char real[PATH_MAX];
 	struct stat st;
@@ -126,7 +121,7 @@ static int consider(const char *path, struct seen *seen, struct ingero_strlist *
 	return ingero_strlist_add(out, real);
 }
 
-static int consider_glob(const char *pattern, struct seen *seen, struct ingero_strlist *out)
+static int consider_glob(const char *pattern, struct ingero_libfind_seen *seen, struct ingero_strlist *out)
 {
 	glob_t g;
 	size_t i;
@@ -168,7 +163,7 @@ static int expand(const char *pattern, char *buf, size_t len)
 #define CACHE_HEADER 48
 #define CACHE_ENTRY 24
 
-static int consider_ld_cache(const char *file, struct seen *seen, struct ingero_strlist *out)
+static int consider_ld_cache(const char *file, struct ingero_libfind_seen *seen, struct ingero_strlist *out)
 {
 	int fd = open(file, O_RDONLY | O_CLOEXEC), ret = 0;
 	const unsigned char *map, *hdr;
@@ -217,7 +212,7 @@ out:
 	return ret;
 }
 
-static int consider_path_list(const char *list, struct seen *seen, struct ingero_strlist *out)
+static int consider_path_list(const char *list, struct ingero_libfind_seen *seen, struct ingero_strlist *out)
 {
 	char *copy, *dir, *save = NULL, pattern[PATH_MAX];
 	int ret = 0;
@@ -234,7 +229,7 @@ static int consider_path_list(const char *list, struct seen *seen, struct ingero
 	return ret;
 }
 
-static int seed_seen(struct seen *seen, const struct ingero_strlist *out)
+static int seed_seen(struct ingero_libfind_seen *seen, const struct ingero_strlist *out)
 {
 	size_t i;
 	struct stat st;
@@ -247,7 +242,7 @@ static int seed_seen(struct seen *seen, const struct ingero_strlist *out)
 
 int ingero_libfind_candidates(struct ingero_strlist *out)
 {
-	struct seen seen = { 0 };
+	struct ingero_libfind_seen seen = { 0 };
 	char pattern[PATH_MAX];
 	size_t i;
 	int ret = seed_seen(&seen, out);
@@ -298,9 +293,9 @@ static int same_root(pid_t pid)
 	return !stat(root, &a) && !stat("/", &b) && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
-int ingero_libfind_mapped(pid_t pid, struct ingero_strlist *out)
+int ingero_libfind_mapped(pid_t pid, struct ingero_libfind_seen *seen, struct ingero_strlist *out)
 {
-	struct seen seen = { 0 };
+	struct ingero_libfind_seen once = { 0 };
 	char file[64], *line = NULL, where[PATH_MAX];
 	size_t len = 0;
 	FILE *f;
@@ -310,7 +305,9 @@ int ingero_libfind_mapped(pid_t pid, struct ingero_strlist *out)
 	f = fopen(file, "re");
 	if (!f)
 		return error_errno("cannot read the mappings of process %d", (int)pid);
-	ret = seed_seen(&seen, out);
+	if (!seen)
+		seen = &once;
+	ret = seed_seen(seen, out);
 	while (!ret && getline(&line, &len, f) > 0) {
 		int exec = 0;
 		const char *path = maps_path(line, &exec);
@@ -325,7 +322,7 @@ int ingero_libfind_mapped(pid_t pid, struct ingero_strlist *out)
 			continue;
 		if (stat(where, &st))
 			continue;
-		r = remember(&seen, &st);
+		r = remember(seen, &st);
 		if (r < 0)
 			ret = error_errno("cannot remember '%s'", where);
 		else if (r && has_cuda(where))
@@ -333,6 +330,6 @@ int ingero_libfind_mapped(pid_t pid, struct ingero_strlist *out)
 	}
 	free(line);
 	fclose(f);
-	free(seen.ids);
+	free(once.ids);
 	return ret;
 }

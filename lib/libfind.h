@@ -21,8 +21,18 @@ int ingero_strlist_add(struct ingero_strlist *l, const char *s);
  * nvidia/<x>/lib. Appended to out as real paths, each file once.
  */
 int ingero_libfind_candidates(struct ingero_strlist *out);
-/* The files mapped executable in pid that define CUDA symbols (maps paths, also under /proc/pid/root). */
-int ingero_libfind_mapped(pid_t pid, struct ingero_strlist *out);
+/* The files a search has looked at, by device and inode; the owner frees ids. */
+struct ingero_libfind_seen {
+	struct { dev_t dev; ino_t ino; } *ids;
+	size_t nr, alloc;
+};
+
+/*
+ * The files mapped executable in pid that define CUDA symbols (maps paths,
+ * also under /proc/pid/root). With seen, files it holds are skipped and the
+ * ones looked at are added, so that looking again costs a stat per mapping.
+ */
+int ingero_libfind_mapped(pid_t pid, struct ingero_libfind_seen *seen, struct ingero_strlist *out);
 /* Whether path is an ELF file that defines any API of the table (in .dynsym or .symtab). */
 int ingero_lib_has_cuda(const char *path, const struct ingero_api *apis, size_t napis);
 

@@ -34,7 +34,7 @@ test_expect_success TRACEFS 'launches are seen once, in the driver, at their ent
 	jq -s "[.[] | select(.api == \"cuLaunchKernel\" and .dur_ns == 0)] | length" calls.json >n &&
 	test "$(cat n)" = 1000 &&
 	ingero analyze l.ing.zst >report &&
-	grep "^cuLaunchKernel  *1000 .*entry only" report
+	grep -q "^cuLaunchKernel  *1000 .*entry only" report
 '
 
 test_expect_success TRACEFS '--returns times every launch' '
@@ -82,6 +82,20 @@ test_expect_success TRACEFS 'the runtime dlopened late from a folder no search p
 	grep -q "runtime=$dir/late/" out &&
 	test_api_calls d.ing.zst cudaMalloc 20 &&
 	test_api_calls d.ing.zst cuMemFree_v2 20
+'
+
+test_expect_success TRACEFS '-p: a runtime the running process maps later is probed by the next look' '
+	dir=$(mktemp -d) && test_when_finished "rm -rf $dir" &&
+	mkdir "$dir/late" &&
+	cp "$WORKLOADS/late-dlopen" "$WORKLOADS/liblate.so" "$dir/" &&
+	cp "$WORKLOADS/libcudart.so.13" "$WORKLOADS/libcuda.so.1" "$dir/late/" &&
+	{ (sleep 3; echo go) | "$dir/late-dlopen" -d 1000 -w 40 >out & } &&
+	pid=$! &&
+	test_when_finished "kill $pid 2>/dev/null" &&
+	ingero record -q -p $pid --duration 4 -o p.ing.zst 2>err &&
+	grep -q "runtime=$dir/late/" out &&
+	test_api_calls p.ing.zst cudaMalloc 40 &&
+	test_api_calls p.ing.zst cuMemAlloc_v2 40
 '
 
 test_expect_success TRACEFS 'the runtime linked into the executable, found through .symtab' '

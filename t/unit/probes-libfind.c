@@ -27,7 +27,7 @@ int main(int argc, char **argv)
 	if (argc > 1 && !strcmp(argv[1], "candidates"))
 		return print(&l, ingero_libfind_candidates(&l));
 	if (argc > 2 && !strcmp(argv[1], "mapped"))
-		return print(&l, ingero_libfind_mapped(atoi(argv[2]), &l));
+		return print(&l, ingero_libfind_mapped(atoi(argv[2]), NULL, &l));
 
 	for (i = 0; i < 100; i++) {
 		char s[16];
@@ -40,6 +40,6 @@ int main(int argc, char **argv)
 	ingero_strlist_release(&l);
 	ok(l.nr == 0 && l.items == NULL, "released: empty again");
 	error_quiet = 1;
-	ok(ingero_libfind_mapped(0x7ffffff0, &l) == -1 && l.nr == 0, "a process that does not exist is -1");
+	ok(ingero_libfind_mapped(0x7ffffff0, NULL, &l) == -1 && l.nr == 0, "a process that does not exist is -1");
 	return done_testing();
 }

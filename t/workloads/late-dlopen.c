@@ -1,9 +1,9 @@
 /*
- * late-dlopen [-d MS] N: a program with no CUDA at start; after MS
+ * late-dlopen [-d MS] [-w] N: a program with no CUDA at start; after MS
  * milliseconds (default 300) it dlopen()s liblate.so from its own folder,
  * whose RUNPATH $ORIGIN/late is the only way to its libcudart.so.13 (and that
  * one's RUNPATH $ORIGIN to libcuda.so.1), and makes N rounds of cudaMalloc and
- * cudaFree. The build lays out bin/late/ so that bin/late-dlopen runs; a test
+ * cudaFree (with -w, once a line comes on standard input). The build lays out bin/late/ so that bin/late-dlopen runs; a test
  * that wants the runtime where no usual search path finds it copies
  *     late-dlopen liblate.so          to DIR/
  *     libcudart.so.13 libcuda.so.1    to DIR/late/
@@ -25,12 +25,16 @@ int main(int argc, char **argv)
 	void *h, *sym;
 	Dl_info info;
 	ssize_t len;
-	int opt, e;
+	char line[16];
+	int opt, e, wait_line = 0;
 
-	while ((opt = getopt(argc, argv, "d:")) != -1) {
-		if (opt != 'd')
+	while ((opt = getopt(argc, argv, "d:w")) != -1) {
+		if (opt == 'd')
+			ms = number(optarg, "MS");
+		else if (opt == 'w')
+			wait_line = 1;
+		else
 			return 129;
-		ms = number(optarg, "MS");
 	}
 	n = number(argv[optind], "N");
 	ts = (struct timespec){ ms / 1000, (long)(ms % 1000) * 1000000 };
@@ -56,6 +60,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "liblate.so: %s\n", dlerror());
 		return 1;
 	}
+	if (wait_line && !fgets(line, sizeof(line), stdin))
+		return 1;
 	e = late_run(n);
 	if (e) {
 		fprintf(stderr, "late_run failed: %d\n", e);
