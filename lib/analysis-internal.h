@@ -108,6 +108,7 @@ struct live_alloc {
 };
 
 #define LOSSY_RING 64
+#define RECENT_THREADS 256
 #define TIMELINE 128
 
 struct ingero_analysis {
@@ -118,6 +119,7 @@ struct ingero_analysis {
 	uint64_t traced_ns, uncovered_calls, repaired;
 
 	struct amap threads;	/* tid -> struct thread * */
+	struct thread *recent[RECENT_THREADS];	/* by tid % RECENT_THREADS: a lookup without hashing */
 	struct cpu_state **cpus;
 	uint32_t ncpus;
 

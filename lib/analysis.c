@@ -47,7 +47,8 @@ static uint64_t scale(uint64_t part, uint64_t num, uint64_t den)
 	return den ? (uint64_t)((unsigned __int128)part * num / den) : 0;
 }
 
-static struct cpu_state *cpu_get(struct ingero_analysis *a, uint32_t cpu)
+/* A CPU seen for the first time: its state, and room for it in the table. */
+static struct cpu_state *cpu_add(struct ingero_analysis *a, uint32_t cpu)
 {
 	if (cpu >= a->ncpus) {
 		uint32_t n = cpu + 1, i;
@@ -70,6 +71,11 @@ static struct cpu_state *cpu_get(struct ingero_analysis *a, uint32_t cpu)
 	return a->cpus[cpu];
 }
 
+static inline struct cpu_state *cpu_get(struct ingero_analysis *a, uint32_t cpu)
+{
+	return cpu < a->ncpus && a->cpus[cpu] ? a->cpus[cpu] : cpu_add(a, cpu);
+}
+
 /* Reallocates the ring oldest first, so that head is the last slot used. */
 static int ring_resize(struct thread *t, uint32_t cap)
 {
@@ -90,12 +96,14 @@ static int ring_resize(struct thread *t, uint32_t cap)
 
 struct thread *thread_get(struct ingero_analysis *a, int32_t tid)
 {
-	struct thread **slot, *t;
+	struct thread **recent = &a->recent[(uint32_t)tid % RECENT_THREADS], **slot, *t;
 	int fresh;
 
+	if (*recent && (*recent)->tid == tid)
+		return *recent;
 	slot = amap_get(&a->threads, (uint32_t)tid);
 	if (slot)
-		return *slot;
+		return *recent = *slot;
 	t = calloc(1, sizeof(*t));
 	if (!t || !(t->ring = malloc(RING_MIN * sizeof(*t->ring)))) {
 		free(t);
@@ -114,7 +122,7 @@ struct thread *thread_get(struct ingero_analysis *a, int32_t tid)
 	t->cap = RING_MIN;
 	t->len = 1;
 	t->ring[0] = (struct stretch){ .start = a->origin, .kind = KIND_PENDING };
-	return t;
+	return *recent = t;
 }
 
 /*
