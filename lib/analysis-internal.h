@@ -24,6 +24,8 @@ void *amap_next(const struct amap *m, size_t *pos, uint64_t *key);
 /* A stretch's kind: an enum ingero_split, or not yet known (before a thread's first event). */
 #define KIND_PENDING INGERO_NR_SPLITS
 #define STRETCH_CULPRITS 3
+/* ncul of a closed runnable stretch whose culprits are looked up only if its thread turns out traced */
+#define CULPRITS_LATER UINT8_MAX
 
 /* One stretch of a thread's scheduling history; it ends where the next one starts. */
 struct stretch {
@@ -32,7 +34,10 @@ struct stretch {
 	uint8_t ncul;
 	uint16_t cpu;		/* on CPU: where; runnable: the run queue it waited on */
 	int32_t who;		/* blocked or waiting: the waker; preempted: the preemptor */
-	struct { uint64_t ns; int32_t tid; } cul[STRETCH_CULPRITS];	/* runnable: who ran instead */
+	union {
+		struct { uint64_t ns; int32_t tid; } cul[STRETCH_CULPRITS];	/* runnable: who ran instead */
+		uint64_t cpu_switches;	/* CULPRITS_LATER: the run queue's switch count at the end */
+	};
 };
 
 /* An allocation or free, held back while the call enclosing it may be the one to name it. */
@@ -62,7 +67,7 @@ struct thread {
 /* Who ran on one CPU lately: a ring of the switches onto it. */
 struct cpu_state {
 	struct thread *cur;
-	uint32_t head, len;
+	uint64_t switches;	/* so far; the newest is hist[switches % CPU_HISTORY] */
 	struct { uint64_t start; int32_t tid; } hist[CPU_HISTORY];
 };
 
@@ -103,6 +108,7 @@ struct live_alloc {
 };
 
 #define LOSSY_RING 64
+#define RECENT_THREADS 256
 #define TIMELINE 128
 
 struct ingero_analysis {
@@ -113,6 +119,7 @@ struct ingero_analysis {
 	uint64_t traced_ns, uncovered_calls, repaired;
 
 	struct amap threads;	/* tid -> struct thread * */
+	struct thread *recent[RECENT_THREADS];	/* by tid % RECENT_THREADS: a lookup without hashing */
 	struct cpu_state **cpus;
 	uint32_t ncpus;
 

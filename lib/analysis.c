@@ -47,7 +47,8 @@ static uint64_t scale(uint64_t part, uint64_t num, uint64_t den)
 	return den ? (uint64_t)((unsigned __int128)part * num / den) : 0;
 }
 
-static struct cpu_state *cpu_get(struct ingero_analysis *a, uint32_t cpu)
+/* A CPU seen for the first time: its state, and room for it in the table. */
+static struct cpu_state *cpu_add(struct ingero_analysis *a, uint32_t cpu)
 {
 	if (cpu >= a->ncpus) {
 		uint32_t n = cpu + 1, i;
@@ -70,6 +71,11 @@ static struct cpu_state *cpu_get(struct ingero_analysis *a, uint32_t cpu)
 	return a->cpus[cpu];
 }
 
+static inline struct cpu_state *cpu_get(struct ingero_analysis *a, uint32_t cpu)
+{
+	return cpu < a->ncpus && a->cpus[cpu] ? a->cpus[cpu] : cpu_add(a, cpu);
+}
+
 /* Reallocates the ring oldest first, so that head is the last slot used. */
 static int ring_resize(struct thread *t, uint32_t cap)
 {
@@ -90,12 +96,14 @@ static int ring_resize(struct thread *t, uint32_t cap)
 
 struct thread *thread_get(struct ingero_analysis *a, int32_t tid)
 {
-	struct thread **slot, *t;
+	struct thread **recent = &a->recent[(uint32_t)tid % RECENT_THREADS], **slot, *t;
 	int fresh;
 
+	if (*recent && (*recent)->tid == tid)
+		return *recent;
 	slot = amap_get(&a->threads, (uint32_t)tid);
 	if (slot)
-		return *slot;
+		return *recent = *slot;
 	t = calloc(1, sizeof(*t));
 	if (!t || !(t->ring = malloc(RING_MIN * sizeof(*t->ring)))) {
 		free(t);
@@ -114,22 +122,27 @@ struct thread *thread_get(struct ingero_analysis *a, int32_t tid)
 	t->cap = RING_MIN;
 	t->len = 1;
 	t->ring[0] = (struct stretch){ .start = a->origin, .kind = KIND_PENDING };
-	return t;
+	return *recent = t;
 }
 
-/* Runs the thread of a run queue's history back over [start, end) and keeps the top culprits. */
-static void find_culprits(struct ingero_analysis *a, struct stretch *s, uint64_t end, int32_t self)
+/*
+ * Runs the thread of a run queue's history back over [start, end), from its
+ * switch number upto down to the oldest it still holds, and keeps the top culprits.
+ */
+static void find_culprits(struct ingero_analysis *a, struct stretch *s, uint64_t end, int32_t self,
+			  uint64_t upto)
 {
 	struct cpu_state *c = s->cpu < a->ncpus ? a->cpus[s->cpu] : NULL;
 	struct { uint64_t ns; int32_t tid; } top[CALL_CULPRITS];
 	uint32_t n = 0, k, i;
-	uint64_t run_end = end;
+	uint64_t run_end = end, oldest;
 
 	s->ncul = 0;
 	if (!c)
 		return;
-	for (k = 0; k < c->len; k++) {
-		uint32_t j = (c->head + CPU_HISTORY - k) % CPU_HISTORY;
+	oldest = c->switches > CPU_HISTORY ? c->switches - CPU_HISTORY : 0;
+	for (; upto > oldest; upto--) {
+		uint32_t j = upto % CPU_HISTORY;
 		uint64_t lo = c->hist[j].start > s->start ? c->hist[j].start : s->start;
 		int32_t tid = c->hist[j].tid;
 
@@ -158,6 +171,25 @@ static void find_culprits(struct ingero_analysis *a, struct stretch *s, uint64_t
 		top[best] = top[k];
 	}
 	s->ncul = (uint8_t)k;
+}
+
+/*
+ * A runnable stretch's culprits, now for a traced thread; for another only
+ * once it turns out traced (most never do), from the switches its run queue
+ * had at the stretch's end, as far as the queue's history still holds them.
+ */
+static void stretch_culprits(struct ingero_analysis *a, struct thread *t, struct stretch *s, uint64_t end)
+{
+	struct cpu_state *c = s->cpu < a->ncpus ? a->cpus[s->cpu] : NULL;
+
+	if (t->traced) {
+		find_culprits(a, s, end, t->tid, c ? c->switches : 0);
+	} else if (c) {
+		s->ncul = CULPRITS_LATER;
+		s->cpu_switches = c->switches;
+	} else {
+		s->ncul = 0;
+	}
 }
 
 static struct interferer *interferer_get(struct ingero_analysis *a, int32_t tid)
@@ -203,7 +235,7 @@ static void close_stretch(struct ingero_analysis *a, struct thread *t, struct st
 	}
 	if (!is_runnable(s->kind))
 		return;
-	find_culprits(a, s, ts, t->tid);
+	stretch_culprits(a, t, s, ts);
 	if (in_window(a, ts)) {
 		t->delays++;
 		t->delay_ns += len;
@@ -240,11 +272,14 @@ static int mark_traced(struct ingero_analysis *a, struct thread *t)
 		return 0;
 	t->traced = 1;
 	for (k = t->len - 1; k >= 1; k--) {
-		const struct stretch *s = &t->ring[(t->head - k) & (t->cap - 1)];
+		struct stretch *s = &t->ring[(t->head - k) & (t->cap - 1)];
 		const struct stretch *next = &t->ring[(t->head - k + 1) & (t->cap - 1)];
 
-		if (is_runnable(s->kind))
-			blame_stretch(a, t, s, next->start);
+		if (!is_runnable(s->kind))
+			continue;
+		if (s->ncul == CULPRITS_LATER)
+			find_culprits(a, s, next->start, t->tid, s->cpu_switches);
+		blame_stretch(a, t, s, next->start);
 	}
 	return t->cap < RING_TRACED ? ring_resize(t, RING_TRACED) : 0;
 }
@@ -288,11 +323,9 @@ static int on_switch(struct ingero_analysis *a, const struct ingero_event *ev)
 		thread_enter(a, t, ev->ts, INGERO_SPLIT_ONCPU, sw->cpu, 0);
 	}
 	c->cur = t;
-	c->head = (c->head + 1) % CPU_HISTORY;
-	if (c->len < CPU_HISTORY)
-		c->len++;
-	c->hist[c->head].start = ev->ts;
-	c->hist[c->head].tid = sw->next_tid;
+	c->switches++;
+	c->hist[c->switches % CPU_HISTORY].start = ev->ts;
+	c->hist[c->switches % CPU_HISTORY].tid = sw->next_tid;
 	return 0;
 }
 
