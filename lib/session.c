@@ -197,6 +197,12 @@ int ingero_session_add_uprobe(struct ingero_session *s, const char *name, const 
 	return 0;
 }
 
+/* One event's own enable file: tracefs_event_enable() would walk every event of the kernel to match it. */
+static int enable_event(struct ingero_session *s, const char *system, const char *event)
+{
+	return tracefs_event_file_write(s->instance, system, event, "enable", "1") < 0 ? -1 : 0;
+}
+
 struct tep_event *ingero_session_enable_uprobe(struct ingero_session *s, const char *name)
 {
 	struct tracefs_dynevent *ev = s->nprobes && !strcmp(s->last_probe, name) ?
@@ -207,7 +213,7 @@ struct tep_event *ingero_session_enable_uprobe(struct ingero_session *s, const c
 		error("cannot read the format of '%s/%s'", s->group, name);
 		return NULL;
 	}
-	if (tracefs_event_enable(s->instance, s->group, name)) {
+	if (enable_event(s, s->group, name)) {
 		error_errno("cannot enable '%s/%s'", s->group, name);
 		return NULL;
 	}
@@ -239,7 +245,7 @@ struct tep_event *ingero_session_enable(struct ingero_session *s, const char *sy
 		error("this kernel has no event '%s:%s'", system, event);
 		return NULL;
 	}
-	if (tracefs_event_enable(s->instance, system, event)) {
+	if (enable_event(s, system, event)) {
 		error_errno("cannot enable '%s:%s'", system, event);
 		return NULL;
 	}
