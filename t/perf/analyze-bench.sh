@@ -6,6 +6,7 @@
 # An event is a record of the trace: a call's entry and return are one.
 set -u
 export LC_ALL=C
+. "$(dirname "$0")/bench-lib.sh"
 
 usage="usage: analyze-bench.sh [--events N] [--rounds R] --out DIR --bin DIR --ingero PATH"
 events=20000000 rounds=3 out= bin= ingero=
@@ -29,11 +30,6 @@ json=$out/analyze.json table=$out/analyze.txt
 : >"$json"
 : >"$table"
 
-say() { printf '%s\n' "$*" | tee -a "$table"; }
-emit() { printf '%s\n' "$1" >>"$json"; }
-field() { awk -v k="$1" '{ for (i = 1; i <= NF; i++) if (index($i, k "=") == 1) print substr($i, length(k) + 2) }' "$2"; }
-# median, min and max of the numbers on stdin, one per line
-stats() { sort -g | awk '{ v[NR] = $1 } END { if (!NR) exit 1; m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; print m, v[1], v[NR] }'; }
 
 trace=$w/mix.ing.zst
 # the mix ends a nested call or a wakeup's switch whole: a few events more than asked, counted here
@@ -58,9 +54,9 @@ done
 say "analyze: $events events ($(awk -v b=$bytes -v n=$events 'BEGIN { printf "%.2f", b / n }') bytes each, written in $(awk -v t=$(field wall_ns "$w/gen") 'BEGIN { printf "%.1f", t / 1e9 }') s), $rounds round(s), interleaved, output to /dev/null"
 say "$(printf '%-16s %14s %12s %17s %12s %12s' command 'events/s' 's median' 's min-max' 'user s' 'peak MiB')"
 for mode in text json; do
-	read -r med lo hi <<<"$(field wall_ns "$w/$mode" | stats)"
-	read -r user _ <<<"$(field user_ns "$w/$mode" | stats)"
-	read -r rss _ <<<"$(field maxrss_kb "$w/$mode" | stats)"
+	read -r med lo hi <<<"$(fields wall_ns "$w/$mode" | stats)"
+	read -r user _ <<<"$(fields user_ns "$w/$mode" | stats)"
+	read -r rss _ <<<"$(fields maxrss_kb "$w/$mode" | stats)"
 	eps=$(awk -v n=$events -v t=$med 'BEGIN { printf "%.0f", n / (t / 1e9) }')
 	name="analyze"
 	[ $mode = json ] && name="analyze --json"

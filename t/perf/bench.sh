@@ -20,6 +20,7 @@ done
 [ -n "$out" ] && [ -n "$bin" ] && [ -n "$ingero" ] || { echo "usage: bench.sh [--quick] --out DIR --bin DIR --ingero PATH" >&2; exit 129; }
 bin=$(cd "$bin" && pwd) && ingero=$(cd "$(dirname "$ingero")" && pwd)/$(basename "$ingero") || exit 1
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/bench-lib.sh"
 T=/sys/kernel/tracing
 [ "$(id -u)" = 0 ] || { echo "bench: run as root (uprobes through tracefs)" >&2; exit 1; }
 [ -d $T/instances ] || mount -t tracefs nodev $T 2>/dev/null || { echo "bench: no tracefs at $T (mount -t tracefs nodev $T)" >&2; exit 1; }
@@ -53,13 +54,8 @@ trap 'exit 130' INT TERM
 
 t_start=$(date +%s.%N)
 elapsed() { awk -v a=$t_start -v b=$(date +%s.%N) 'BEGIN { printf "%.1f s", b - a }'; }
-say() { printf '%s\n' "$*" | tee -a "$table"; }
-emit() { printf '%s\n' "$1" >>"$json"; }
 have() { command -v "$1" >/dev/null; }
-field() { awk -v k="$1" '{ for (i = 1; i <= NF; i++) if (index($i, k "=") == 1) v = substr($i, length(k) + 2) } END { print v }' "$2"; }
 
-# median, min and max of the numbers on stdin, one per line
-stats() { sort -g | awk '{ v[NR] = $1 } END { if (!NR) exit 1; m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; print m, v[1], v[NR] }'; }
 
 # --- the probes: ingero's own, copied into our group, so every contender has the same ones ---
 # ingero shows the command it runs its uprobes and its instance's events: take those of this session.
