@@ -89,18 +89,6 @@ static inline uint64_t get_u64(const uint8_t *p) { return get_u32(p) | (uint64_t
 static inline uint64_t zigzag(uint64_t d) { return (d << 1) ^ (uint64_t)((int64_t)d >> 63); }
 static inline uint64_t unzigzag(uint64_t c) { return (c >> 1) ^ -(c & 1); }
 
-/* A field of an event as a 64-bit value: signed fields sign-extended, strings as ids. */
-static inline uint64_t field_get(const void *ev, const struct column_def *c)
-{
-	const char *p = (const char *)ev + c->off;
-
-	switch (c->type) {
-	case TYPE_U32: return *(const uint32_t *)p;
-	case TYPE_I32: return (uint64_t)(int64_t)*(const int32_t *)p;
-	default: return *(const uint64_t *)p;
-	}
-}
-
 uint32_t crc32c(uint32_t crc, const void *buf, size_t len);
 
 /* A growing byte buffer for building sections; the owner frees data. */

@@ -39,8 +39,20 @@ struct strcache_slot {
 	uint32_t id, col;	/* col: stream << 8 | column, + 1; 0 is empty */
 };
 
+/* A column as the per-event path fills it: where its values go, and where they come from. */
+struct wfield {
+	uint64_t *vals;
+	const uint64_t *keys;	/* a string column's key column, or NULL */
+	uint16_t off, col;
+};
+
+/* The fields of a stream, one list per type so that the loops do not branch. */
+enum { WFIELD_U64, WFIELD_U32, WFIELD_I32, WFIELD_STR, WFIELD_KINDS };
+
 struct stream_buf {
 	uint64_t *vals[MAX_COLUMNS];	/* BLOCK_MAX_EVENTS each */
+	struct wfield fields[WFIELD_KINDS][MAX_COLUMNS];
+	unsigned nfields[WFIELD_KINDS];
 	uint32_t n;
 	uint64_t first, last;
 };
@@ -507,11 +519,20 @@ static int checkpoint(struct ingero_writer *w)
 
 static int stream_alloc(struct stream_buf *sb, const struct stream_def *sd)
 {
+	static const int kind_of[] = { [TYPE_U32] = WFIELD_U32, [TYPE_I32] = WFIELD_I32,
+				       [TYPE_U64] = WFIELD_U64, [TYPE_STRING] = WFIELD_STR };
 	unsigned c;
 
 	for (c = 0; c < sd->ncols; c++)
 		if (!(sb->vals[c] = malloc(BLOCK_MAX_EVENTS * sizeof(uint64_t))))
 			return error_errno("cannot allocate the '%s' stream's columns", sd->name);
+	for (c = 0; c < sd->ncols; c++) {
+		const struct column_def *d = &sd->cols[c];
+		int k = kind_of[d->type];
+
+		sb->fields[k][sb->nfields[k]++] = (struct wfield){
+			sb->vals[c], d->key == COL_NONE ? NULL : sb->vals[d->key], d->off, (uint16_t)c };
+	}
 	return 0;
 }
 
@@ -552,8 +573,8 @@ int ingero_writer_add(struct ingero_writer *w, const struct ingero_event *ev)
 {
 	const struct stream_def *sd;
 	struct stream_buf *sb;
+	const struct wfield *f, *end;
 	uint64_t key = ingero_event_key(ev);
-	unsigned c;
 	uint32_t i;
 
 	if (w->failed)
@@ -575,20 +596,21 @@ int ingero_writer_add(struct ingero_writer *w, const struct ingero_event *ev)
 	if (!sb->vals[0] && stream_alloc(sb, sd))
 		goto fail;
 	i = sb->n;
-	for (c = 0; c < sd->ncols; c++) {
-		const struct column_def *d = &sd->cols[c];
+	for (f = sb->fields[WFIELD_U64], end = f + sb->nfields[WFIELD_U64]; f < end; f++)
+		f->vals[i] = *(const uint64_t *)((const char *)ev + f->off);
+	for (f = sb->fields[WFIELD_U32], end = f + sb->nfields[WFIELD_U32]; f < end; f++)
+		f->vals[i] = *(const uint32_t *)((const char *)ev + f->off);
+	for (f = sb->fields[WFIELD_I32], end = f + sb->nfields[WFIELD_I32]; f < end; f++)
+		f->vals[i] = (uint64_t)(int64_t)*(const int32_t *)((const char *)ev + f->off);
+	/* last: a string's key column is filled by now */
+	for (f = sb->fields[WFIELD_STR], end = f + sb->nfields[WFIELD_STR]; f < end; f++) {
+		const char *str = *(const char *const *)((const char *)ev + f->off);
+		int64_t id = f->keys ? strcache_intern(w, ev->stream, f->col, f->keys[i], str) :
+			strtab_intern(&w->strings, str);
 
-		if (d->type == TYPE_STRING) {
-			const char *str = *(const char *const *)((const char *)ev + d->off);
-			int64_t id = d->key == COL_NONE ? strtab_intern(&w->strings, str) :
-				strcache_intern(w, ev->stream, c, sb->vals[d->key][i], str);
-
-			if (id < 0)
-				goto fail;
-			sb->vals[c][i] = (uint64_t)id;
-		} else {
-			sb->vals[c][i] = field_get(ev, d);
-		}
+		if (id < 0)
+			goto fail;
+		f->vals[i] = (uint64_t)id;
 	}
 	if (!i)
 		sb->first = key;
