@@ -7,7 +7,6 @@
 #include "format.h"
 #include "../lib/error.h"
 
-#define NO_EVENT UINT32_MAX
 #define DICT_SLOTS (2 * BLOCK_MAX_EVENTS)
 
 int buf_grow(struct buf *b, size_t more)
@@ -93,15 +92,15 @@ static unsigned pick_width(const uint64_t *codes, uint32_t n, size_t *size)
 	unsigned w;
 	uint32_t i;
 
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n; i++)
 		max |= codes[i];
-		vsize += varint_len(codes[i]);
-	}
 	if (max < 0x100) {
 		*size = n;
 		return 1;
 	}
 	w = (71 - (unsigned)__builtin_clzll(max)) / 8;
+	for (i = 0; i < n; i++)
+		vsize += varint_len(codes[i]);
 	if (vsize * 2 < (uint64_t)n * w) {
 		*size = vsize;
 		return 0;
@@ -194,49 +193,68 @@ static inline uint64_t value_of(uint64_t c, uint64_t pred, unsigned flags)
 
 /*
  * The delta codec in one loop for both directions: encode turns vals[c]
- * into codes, decode the reverse, with the same predictions.
+ * into codes, decode the reverse, with the same predictions. Inlined with
+ * decode and flags known, so that the loops test neither.
  */
-static void delta_run(const struct column_def *cols, unsigned c, uint64_t *const *vals,
-		      uint32_t *const *keyidx, uint32_t keyn, uint32_t n, uint64_t base,
-		      uint64_t *codes, uint32_t *last, int decode)
+static inline __attribute__((always_inline)) void
+delta_loop(uint64_t *v, const uint64_t *src, const uint32_t *k, uint32_t keyn,
+	   uint32_t n, uint64_t base, uint64_t *codes, uint64_t *last, int decode, unsigned flags)
 {
-	const struct column_def *d = &cols[c];
-	uint64_t *v = vals[c];
-	const uint64_t *src = vals[d->src == COL_NONE ? c : d->src];
 	uint32_t i;
 
-	if (d->flags & PRED_SAME) {
+	if (flags & PRED_SAME) {
 		for (i = 0; i < n; i++) {
 			if (decode)
-				v[i] = value_of(codes[i], src[i], d->flags);
+				v[i] = value_of(codes[i], src[i], flags);
 			else
-				codes[i] = code_of(v[i], src[i], d->flags);
+				codes[i] = code_of(v[i], src[i], flags);
 		}
-	} else if (d->key != COL_NONE) {
-		const uint32_t *k = keyidx[d->key];
-
+	} else if (k) {
+		/* the source's value at the key's last event, the base before its first */
 		for (i = 0; i < keyn; i++)
-			last[i] = NO_EVENT;
+			last[i] = base;
 		for (i = 0; i < n; i++) {
-			uint32_t j = last[k[i]];
-			uint64_t pred = j == NO_EVENT ? base : src[j];
-
 			if (decode)
-				v[i] = value_of(codes[i], pred, d->flags);
+				v[i] = value_of(codes[i], last[k[i]], flags);
 			else
-				codes[i] = code_of(v[i], pred, d->flags);
-			last[k[i]] = i;
+				codes[i] = code_of(v[i], last[k[i]], flags);
+			last[k[i]] = src[i];
 		}
 	} else {
 		uint64_t pred = base;
 
 		for (i = 0; i < n; i++) {
 			if (decode)
-				v[i] = value_of(codes[i], pred, d->flags);
+				v[i] = value_of(codes[i], pred, flags);
 			else
-				codes[i] = code_of(v[i], pred, d->flags);
+				codes[i] = code_of(v[i], pred, flags);
 			pred = src[i];
 		}
+	}
+}
+
+static inline __attribute__((always_inline)) void
+delta_run(const struct column_def *cols, unsigned c, uint64_t *const *vals, uint32_t *const *keyidx,
+	  uint32_t keyn, uint32_t n, uint64_t base, uint64_t *codes, uint64_t *last, int decode)
+{
+	const struct column_def *d = &cols[c];
+	uint64_t *v = vals[c];
+	const uint64_t *src = vals[d->src == COL_NONE ? c : d->src];
+	const uint32_t *k = d->key == COL_NONE ? NULL : keyidx[d->key];
+
+	switch (d->flags & (PRED_SAME | PRED_ZERO)) {
+	case 0:
+		delta_loop(v, src, k, keyn, n, base, codes, last, decode, 0);
+		break;
+	case PRED_ZERO:
+		delta_loop(v, src, k, keyn, n, base, codes, last, decode, PRED_ZERO);
+		break;
+	case PRED_SAME:
+		delta_loop(v, src, k, keyn, n, base, codes, last, decode, PRED_SAME);
+		break;
+	default:
+		delta_loop(v, src, k, keyn, n, base, codes, last, decode, PRED_SAME | PRED_ZERO);
+		break;
 	}
 }
 

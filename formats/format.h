@@ -107,7 +107,7 @@ const char *section_check(const uint8_t *sec, size_t size, uint32_t tag);
 /* Column codecs (formats/columns.c): vals[n] <-> the column record at out. */
 struct column_scratch {
 	uint64_t *codes;	/* BLOCK_MAX_EVENTS each */
-	uint32_t *last;		/* the last event per key index */
+	uint64_t *last;		/* the source column's last value per key index */
 	uint64_t *dict;		/* the dictionary's values */
 	uint64_t *slot_val;	/* the dictionary's hash table */
 	uint32_t *slot_idx, *slot_gen, gen;
