@@ -43,7 +43,13 @@ struct strcache_slot {
 struct wfield {
 	uint64_t *vals;
 	const uint64_t *keys;	/* a string column's key column, or NULL */
-	uint16_t off, col;
+	/*
+	 * The string column predicted from this one, and its key column: its
+	 * cache is told this one's id, its likely next value (as a CPU's next
+	 * comm is the comm that next leaves it).
+	 */
+	const uint64_t *feed_keys;
+	uint16_t off, col, feed;
 };
 
 /* The fields of a stream, one list per type so that the loops do not branch. */
@@ -165,20 +171,29 @@ static int64_t strtab_intern(struct strtab *t, const char *s)
 	return id;
 }
 
-/* The id of string column c of stream s for an event whose key column holds key. */
-static int64_t strcache_intern(struct ingero_writer *w, unsigned s, unsigned c, uint64_t key, const char *str)
+static struct strcache_slot *strcache_slot(struct ingero_writer *w, unsigned s, unsigned c, uint64_t key)
 {
 	uint32_t col = (s << 8 | c) + 1;
 	uint64_t h = (key ^ (uint64_t)col << 40) * 0x9e3779b97f4a7c15ull;
 	struct strcache_slot *e = &w->strcache[h >> 54];
+
+	if (e->col != col || e->key != key)
+		*e = (struct strcache_slot){ key, 0, col };
+	return e;
+}
+
+/* The id of string column c of stream s for an event whose key column holds key. */
+static int64_t strcache_intern(struct ingero_writer *w, unsigned s, unsigned c, uint64_t key, const char *str)
+{
+	struct strcache_slot *e = strcache_slot(w, s, c, key);
 	int64_t id;
 
 	if (!str)
 		return 0;
-	if (e->col == col && e->key == key && !strcmp((char *)w->strings.bytes.data + w->strings.off[e->id - 1], str))
+	if (e->id && !strcmp((char *)w->strings.bytes.data + w->strings.off[e->id - 1], str))
 		return e->id;
 	if ((id = strtab_intern(&w->strings, str)) > 0)
-		*e = (struct strcache_slot){ key, (uint32_t)id, col };
+		e->id = (uint32_t)id;
 	return id;
 }
 
@@ -521,6 +536,7 @@ static int stream_alloc(struct stream_buf *sb, const struct stream_def *sd)
 {
 	static const int kind_of[] = { [TYPE_U32] = WFIELD_U32, [TYPE_I32] = WFIELD_I32,
 				       [TYPE_U64] = WFIELD_U64, [TYPE_STRING] = WFIELD_STR };
+	struct wfield *f;
 	unsigned c;
 
 	for (c = 0; c < sd->ncols; c++)
@@ -531,8 +547,14 @@ static int stream_alloc(struct stream_buf *sb, const struct stream_def *sd)
 		int k = kind_of[d->type];
 
 		sb->fields[k][sb->nfields[k]++] = (struct wfield){
-			sb->vals[c], d->key == COL_NONE ? NULL : sb->vals[d->key], d->off, (uint16_t)c };
+			sb->vals[c], d->key == COL_NONE ? NULL : sb->vals[d->key], NULL, d->off, (uint16_t)c, 0 };
 	}
+	for (f = sb->fields[WFIELD_STR]; f < sb->fields[WFIELD_STR] + sb->nfields[WFIELD_STR]; f++)
+		for (c = 0; c < sd->ncols; c++)
+			if (sd->cols[c].type == TYPE_STRING && sd->cols[c].src == f->col && sd->cols[c].key != COL_NONE) {
+				f->feed = (uint16_t)c;
+				f->feed_keys = sb->vals[sd->cols[c].key];
+			}
 	return 0;
 }
 
@@ -602,8 +624,11 @@ int ingero_writer_add(struct ingero_writer *w, const struct ingero_event *ev)
 		f->vals[i] = *(const uint32_t *)((const char *)ev + f->off);
 	for (f = sb->fields[WFIELD_I32], end = f + sb->nfields[WFIELD_I32]; f < end; f++)
 		f->vals[i] = (uint64_t)(int64_t)*(const int32_t *)((const char *)ev + f->off);
-	/* last: a string's key column is filled by now */
-	for (f = sb->fields[WFIELD_STR], end = f + sb->nfields[WFIELD_STR]; f < end; f++) {
+	/*
+	 * Last, as a string's key column is filled by now; backwards, so that a
+	 * column reads its cache before its source's value of this event feeds it.
+	 */
+	for (end = sb->fields[WFIELD_STR], f = end + sb->nfields[WFIELD_STR]; f-- > end;) {
 		const char *str = *(const char *const *)((const char *)ev + f->off);
 		int64_t id = f->keys ? strcache_intern(w, ev->stream, f->col, f->keys[i], str) :
 			strtab_intern(&w->strings, str);
@@ -611,6 +636,8 @@ int ingero_writer_add(struct ingero_writer *w, const struct ingero_event *ev)
 		if (id < 0)
 			goto fail;
 		f->vals[i] = (uint64_t)id;
+		if (f->feed_keys)
+			strcache_slot(w, ev->stream, f->feed, f->feed_keys[i])->id = (uint32_t)id;
 	}
 	if (!i)
 		sb->first = key;
