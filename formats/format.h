@@ -10,8 +10,8 @@
 #include <string.h>
 #include "../lib/event.h"
 
-#define FORMAT_MAJOR 1
-#define FORMAT_MINOR 1
+#define FORMAT_MAJOR 2
+#define FORMAT_MINOR 0
 #define FORMAT_MAGIC "INGERO\x1a\n"
 #define FORMAT_MAGIC_LEN 8
 
@@ -35,7 +35,7 @@
 #define TRAILER_SIZE 16
 
 /* What a writer produces and a reader accepts: the bounds on hostile input. */
-#define BLOCK_MAX_EVENTS 16384
+#define BLOCK_MAX_EVENTS 65536
 #define SECTION_MAX (64u << 20)
 #define HEADER_MAX (16u << 20)
 #define STRING_MAX 65535u
