@@ -84,21 +84,29 @@ static uint8_t *put_varint(uint8_t *p, uint64_t v)
  * largest, as planes: all codes' low bytes, then all their second bytes...
  * A plane of a column that varies little is nearly constant, so zstd
  * squeezes it, and the low planes keep their bytes' skew. Varints only where
- * they are under half the planes.
+ * they are under half the planes. A column of few codes other than 0 (a
+ * prediction that nearly always holds) lists just those, so that neither
+ * this code nor zstd wades through its zeros.
  */
 static unsigned pick_width(const uint64_t *codes, uint32_t n, size_t *size)
 {
 	uint64_t max = 0, vsize = 0;
+	uint32_t i, nonzero = 0;
 	unsigned w;
-	uint32_t i;
 
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		max |= codes[i];
-	if (max < 0x100) {
+		nonzero += codes[i] != 0;
+	}
+	w = max < 0x100 ? 1 : (71 - (unsigned)__builtin_clzll(max)) / 8;
+	if (4 + (uint64_t)nonzero * SPARSE_ENTRY_SIZE < (uint64_t)n * w / 8) {
+		*size = 4 + (size_t)nonzero * SPARSE_ENTRY_SIZE;
+		return WIDTH_SPARSE;
+	}
+	if (w == 1) {
 		*size = n;
 		return 1;
 	}
-	w = (71 - (unsigned)__builtin_clzll(max)) / 8;
 	for (i = 0; i < n; i++)
 		vsize += varint_len(codes[i]);
 	if (vsize * 2 < (uint64_t)n * w) {
@@ -114,15 +122,43 @@ static uint8_t *put_codes(uint8_t *p, const uint64_t *codes, uint32_t n, unsigne
 	unsigned b;
 	uint32_t i;
 
+	if (w == WIDTH_SPARSE) {
+		uint8_t *count = p;
+
+		for (i = 0, p += 4; i < n; i++)
+			if (codes[i]) {
+				put_u32(p, i);
+				put_u64(p + 4, codes[i]);
+				p += SPARSE_ENTRY_SIZE;
+			}
+		put_u32(count, (uint32_t)((p - count - 4) / SPARSE_ENTRY_SIZE));
+		return p;
+	}
 	if (!w) {
 		for (i = 0; i < n; i++)
 			p = put_varint(p, codes[i]);
 		return p;
 	}
-	for (b = 0; b < (w & ~WIDTH_PLANES); b++)
+	for (b = 0; b < (w & ~WIDTH_PLANES); b++, p += n)
 		for (i = 0; i < n; i++)
-			*p++ = (uint8_t)(codes[i] >> 8 * b);
+			p[i] = (uint8_t)(codes[i] >> 8 * b);
 	return p;
+}
+
+static const char *get_sparse(const uint8_t *p, size_t len, uint64_t *codes, uint32_t n)
+{
+	uint32_t m, j, i, next = 0;
+
+	if (len < 4 || (m = get_u32(p)) > n || len != 4 + (size_t)m * SPARSE_ENTRY_SIZE)
+		return "column length does not match its width";
+	memset(codes, 0, (size_t)n * sizeof(*codes));
+	for (j = 0, p += 4; j < m; j++, p += SPARSE_ENTRY_SIZE) {
+		if ((i = get_u32(p)) < next || i >= n)
+			return "sparse codes out of order";
+		codes[i] = get_u64(p + 4);
+		next = i + 1;
+	}
+	return NULL;
 }
 
 /* Reads n codes of width w from p[0..len); NULL or what is wrong. */
@@ -132,6 +168,8 @@ static const char *get_codes(const uint8_t *p, size_t len, uint64_t *codes, uint
 	unsigned b, planes = w & ~WIDTH_PLANES;
 	uint32_t i;
 
+	if (w == WIDTH_SPARSE)
+		return get_sparse(p, len, codes, n);
 	if (w == 0) {
 		for (i = 0; i < n; i++) {
 			uint64_t v = 0;

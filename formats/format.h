@@ -61,8 +61,13 @@ enum column_encoding { ENC_DELTA = 1, ENC_DICT = 2, ENC_RLE = 3 };
 #define PRED_ZERO 0x1	/* 0 is coded as 0 and the other codes move up by one */
 #define PRED_SAME 0x2	/* predict from src at the same event */
 #define COL_NONE 0xffff
-/* A column record's width: 0 varints, 1 one byte each, WIDTH_PLANES | 2..8 that many byte planes. */
+/*
+ * A column record's width: 0 varints, 1 one byte each, WIDTH_PLANES | 2..8
+ * that many byte planes, WIDTH_SPARSE the few codes that are not 0.
+ */
 #define WIDTH_PLANES 0x10
+#define WIDTH_SPARSE 0x20
+#define SPARSE_ENTRY_SIZE 12
 
 struct column_def {
 	const char *name, *unit;
