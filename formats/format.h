@@ -46,6 +46,8 @@
 #define MAX_APIS 65536
 #define INDEX_MAX_ENTRIES (1u << 22)
 #define CHECKPOINT_NS 1000000000ull
+/* How far ahead the per-event paths prefetch a column: four cache lines of values. */
+#define PREFETCH_AHEAD 32
 
 enum index_kind { INDEX_STRINGS = 1, INDEX_BLOCK = 2 };
 

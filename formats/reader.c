@@ -21,7 +21,6 @@
 #define WINDOW_MIN (1u << 20)
 #define FRAME_MAX (ZSTD_COMPRESSBOUND(SECTION_MAX) + 64)
 #define NO_LIMIT UINT32_MAX
-#define PREFETCH_AHEAD 32	/* values: four cache lines */
 
 struct fcol {
 	struct column_def d;	/* as the file describes it */

@@ -618,12 +618,19 @@ int ingero_writer_add(struct ingero_writer *w, const struct ingero_event *ev)
 	if (!sb->vals[0] && stream_alloc(sb, sd))
 		goto fail;
 	i = sb->n;
-	for (f = sb->fields[WFIELD_U64], end = f + sb->nfields[WFIELD_U64]; f < end; f++)
+	/* a stream's columns outnumber what the hardware prefetcher follows */
+	for (f = sb->fields[WFIELD_U64], end = f + sb->nfields[WFIELD_U64]; f < end; f++) {
+		__builtin_prefetch(&f->vals[i + PREFETCH_AHEAD], 1);
 		f->vals[i] = *(const uint64_t *)((const char *)ev + f->off);
-	for (f = sb->fields[WFIELD_U32], end = f + sb->nfields[WFIELD_U32]; f < end; f++)
+	}
+	for (f = sb->fields[WFIELD_U32], end = f + sb->nfields[WFIELD_U32]; f < end; f++) {
+		__builtin_prefetch(&f->vals[i + PREFETCH_AHEAD], 1);
 		f->vals[i] = *(const uint32_t *)((const char *)ev + f->off);
-	for (f = sb->fields[WFIELD_I32], end = f + sb->nfields[WFIELD_I32]; f < end; f++)
+	}
+	for (f = sb->fields[WFIELD_I32], end = f + sb->nfields[WFIELD_I32]; f < end; f++) {
+		__builtin_prefetch(&f->vals[i + PREFETCH_AHEAD], 1);
 		f->vals[i] = (uint64_t)(int64_t)*(const int32_t *)((const char *)ev + f->off);
+	}
 	/*
 	 * Last, as a string's key column is filled by now; backwards, so that a
 	 * column reads its cache before its source's value of this event feeds it.
