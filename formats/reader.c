@@ -89,10 +89,10 @@ struct ingero_reader {
 	uint32_t nchunks;
 
 	struct cursor cur[INGERO_NR_STREAMS];
-	/* the stream that came first, and while it stays below this bound it comes next again */
-	int run;
-	uint64_t run_bound;
-	unsigned run_bound_s;
+	/* the streams being read that have events left, in the order of their next one */
+	uint8_t order[INGERO_NR_STREAMS];
+	unsigned nactive;
+	int ordered;
 	uint32_t mask, limit, scan_limit;
 	struct column_scratch scratch;
 	uint32_t *keyidx[MAX_COLUMNS], keyn[MAX_COLUMNS];
@@ -677,7 +677,6 @@ struct ingero_reader *ingero_reader_open_fd(int fd, const char *name)
 	r->fd = fd;
 	r->limit = NO_LIMIT;
 	r->mask = (1u << INGERO_NR_STREAMS) - 1;
-	r->run = -1;
 	if (!(r->name = strdup(name)) || !(r->dctx = ZSTD_createDCtx()) ||
 	    !(r->strs = malloc(256 * sizeof(*r->strs))) || column_scratch_init(&r->scratch, 0)) {
 		error_errno("cannot read '%s'", name);
@@ -742,7 +741,7 @@ const struct ingero_header *ingero_reader_header(const struct ingero_reader *r)
 void ingero_reader_streams(struct ingero_reader *r, uint32_t mask)
 {
 	r->mask = mask;
-	r->run = -1;
+	r->ordered = 0;
 }
 
 int ingero_reader_indexed(const struct ingero_reader *r)
@@ -866,42 +865,39 @@ static int load_next(struct ingero_reader *r, struct cursor *c)
 	return 0;
 }
 
-/*
- * The stream whose next event comes first: ties go to the lower stream, as
- * the writer's order does. Remembers the runner-up's key, so that the
- * events up to it come without another look at every stream.
- */
-static int pick_stream(struct ingero_reader *r)
+/* Whether stream a's next event comes before stream b's: ties go to the lower stream, as the writer's order does. */
+static inline int comes_before(const struct ingero_reader *r, unsigned a, unsigned b)
 {
-	uint64_t best_key = 0, second = UINT64_MAX;
-	unsigned s, second_s = INGERO_NR_STREAMS;
-	int best = -1;
+	uint64_t ka = r->cur[a].keys[r->cur[a].i], kb = r->cur[b].keys[r->cur[b].i];
 
+	return ka < kb || (ka == kb && a < b);
+}
+
+/* Moves the first stream of the order to where its next event now belongs. */
+static void order_sift(struct ingero_reader *r)
+{
+	unsigned j, s = r->order[0];
+
+	for (j = 0; j + 1 < r->nactive && comes_before(r, r->order[j + 1], s); j++)
+		r->order[j] = r->order[j + 1];
+	r->order[j] = (uint8_t)s;
+}
+
+static void order_build(struct ingero_reader *r)
+{
+	unsigned s;
+
+	r->nactive = 0;
 	for (s = 0; s < INGERO_NR_STREAMS; s++) {
 		struct cursor *c = &r->cur[s];
-		uint64_t key;
 
-		if (c->done || !(r->mask >> s & 1))
+		if (c->done || !(r->mask >> s & 1) || (c->i == c->n && !load_next(r, c)))
 			continue;
-		if (c->i == c->n && !load_next(r, c))
-			continue;
-		key = c->keys[c->i];
-		if (best < 0 || key < best_key) {
-			if (best >= 0) {
-				second = best_key;
-				second_s = (unsigned)best;
-			}
-			best = (int)s;
-			best_key = key;
-		} else if (key < second) {
-			second = key;
-			second_s = s;
-		}
+		memmove(r->order + 1, r->order, r->nactive++);
+		r->order[0] = (uint8_t)s;
+		order_sift(r);
 	}
-	r->run = best;
-	r->run_bound = second;
-	r->run_bound_s = second_s;
-	return best;
+	r->ordered = 1;
 }
 
 static const struct ingero_event blank_event;
@@ -910,23 +906,19 @@ int ingero_reader_next(struct ingero_reader *r, struct ingero_event *ev)
 {
 	struct cursor *best;
 	const struct field *fd;
-	unsigned f;
+	unsigned f, bs;
 	uint32_t i;
-	int bs = r->run;
 
-	if (bs >= 0) {
-		best = &r->cur[bs];
-		if (best->i == best->n || best->keys[best->i] > r->run_bound ||
-		    (best->keys[best->i] == r->run_bound && (unsigned)bs > r->run_bound_s))
-			bs = -1;
-	}
-	if (bs < 0 && (bs = pick_stream(r)) < 0)
+	if (!r->ordered)
+		order_build(r);
+	if (!r->nactive)
 		return r->err[0] ? -1 : 0;
+	bs = r->order[0];
 	best = &r->cur[bs];
 	i = best->i++;
 	/* a copy of a blank event, which compiles to vector moves rather than a slow-starting rep stos */
 	*ev = blank_event;
-	ev->stream = (uint32_t)bs;
+	ev->stream = bs;
 	/* a stream's columns outnumber what the hardware prefetcher follows */
 	for (f = 0, fd = best->fields[FIELD_64]; f < best->nfields[FIELD_64]; f++, fd++) {
 		__builtin_prefetch(&fd->vals[i + PREFETCH_AHEAD]);
@@ -940,6 +932,11 @@ int ingero_reader_next(struct ingero_reader *r, struct ingero_event *ev)
 		__builtin_prefetch(&fd->vals[i + PREFETCH_AHEAD]);
 		*(const char **)((char *)ev + fd->off) = r->strs[fd->vals[i]];
 	}
+	/* the event is copied out, so the stream's next block may replace its columns now */
+	if (best->i < best->n || load_next(r, best))
+		order_sift(r);
+	else
+		memmove(r->order, r->order + 1, --r->nactive);
 	return 1;
 }
 
@@ -949,7 +946,7 @@ int ingero_reader_seek(struct ingero_reader *r, uint64_t ts)
 
 	r->limit = r->scan_limit;
 	memcpy(r->err, r->scan_err, sizeof(r->err));
-	r->run = -1;
+	r->ordered = 0;
 	for (s = 0; s < INGERO_NR_STREAMS; s++) {
 		struct cursor *c = &r->cur[s];
 		uint32_t lo = 0, hi = c->nblocks;
