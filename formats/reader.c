@@ -933,9 +933,10 @@ int ingero_reader_next(struct ingero_reader *r, struct ingero_event *ev)
 		*(const char **)((char *)ev + fd->off) = r->strs[fd->vals[i]];
 	}
 	/* the event is copied out, so the stream's next block may replace its columns now */
-	if (best->i < best->n || load_next(r, best))
-		order_sift(r);
-	else
+	if (best->i < best->n || load_next(r, best)) {
+		if (r->nactive > 1 && comes_before(r, r->order[1], bs))
+			order_sift(r);
+	} else
 		memmove(r->order, r->order + 1, --r->nactive);
 	return 1;
 }
