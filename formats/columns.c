@@ -202,18 +202,30 @@ static const char *get_codes(const uint8_t *p, size_t len, uint64_t *codes, uint
 }
 
 /*
- * With PRED_ZERO, 0 is coded 0; a non-zero value's zigzag delta z skips the
- * one delta that would mean 0 (z0), so the codes stay a bijection on 64 bits.
+ * With PRED_RISE the difference is taken as it is, for a column that does
+ * not fall, rather than zigzagged. With PRED_ZERO, 0 is coded 0; a non-zero
+ * value's difference z skips the one difference that would mean 0 (z0), so
+ * the codes stay a bijection on 64 bits.
  */
+static inline uint64_t diff_code(uint64_t d, unsigned flags)
+{
+	return flags & PRED_RISE ? d : zigzag(d);
+}
+
+static inline uint64_t diff_of(uint64_t c, unsigned flags)
+{
+	return flags & PRED_RISE ? c : unzigzag(c);
+}
+
 static inline uint64_t code_of(uint64_t v, uint64_t pred, unsigned flags)
 {
-	uint64_t z = zigzag(v - pred), z0;
+	uint64_t z = diff_code(v - pred, flags), z0;
 
 	if (!(flags & PRED_ZERO))
 		return z;
 	if (!v)
 		return 0;
-	z0 = zigzag(-pred);
+	z0 = diff_code(-pred, flags);
 	return z < z0 ? z + 1 : z;
 }
 
@@ -222,11 +234,11 @@ static inline uint64_t value_of(uint64_t c, uint64_t pred, unsigned flags)
 	uint64_t z0;
 
 	if (!(flags & PRED_ZERO))
-		return pred + unzigzag(c);
+		return pred + diff_of(c, flags);
 	if (!c)
 		return 0;
-	z0 = zigzag(-pred);
-	return pred + unzigzag(c <= z0 ? c - 1 : c);
+	z0 = diff_code(-pred, flags);
+	return pred + diff_of(c <= z0 ? c - 1 : c, flags);
 }
 
 /*
@@ -280,18 +292,28 @@ delta_run(const struct column_def *cols, unsigned c, uint64_t *const *vals, uint
 	const uint64_t *src = vals[d->src == COL_NONE ? c : d->src];
 	const uint32_t *k = d->key == COL_NONE ? NULL : keyidx[d->key];
 
-	switch (d->flags & (PRED_SAME | PRED_ZERO)) {
+	/* the predictors of the schemas, each its own loop; any other mix in a loop that tests */
+	switch (d->flags) {
 	case 0:
 		delta_loop(v, src, k, keyn, n, base, codes, last, decode, 0);
 		break;
 	case PRED_ZERO:
 		delta_loop(v, src, k, keyn, n, base, codes, last, decode, PRED_ZERO);
 		break;
+	case PRED_RISE:
+		delta_loop(v, src, k, keyn, n, base, codes, last, decode, PRED_RISE);
+		break;
 	case PRED_SAME:
 		delta_loop(v, src, k, keyn, n, base, codes, last, decode, PRED_SAME);
 		break;
-	default:
+	case PRED_SAME | PRED_ZERO:
 		delta_loop(v, src, k, keyn, n, base, codes, last, decode, PRED_SAME | PRED_ZERO);
+		break;
+	case PRED_SAME | PRED_RISE:
+		delta_loop(v, src, k, keyn, n, base, codes, last, decode, PRED_SAME | PRED_RISE);
+		break;
+	default:
+		delta_loop(v, src, k, keyn, n, base, codes, last, decode, d->flags);
 		break;
 	}
 }

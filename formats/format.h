@@ -62,6 +62,7 @@ enum column_type { TYPE_U32 = 1, TYPE_I32 = 2, TYPE_U64 = 3, TYPE_STRING = 4 };
 enum column_encoding { ENC_DELTA = 1, ENC_DICT = 2, ENC_RLE = 3 };
 #define PRED_ZERO 0x1	/* 0 is coded as 0 and the other codes move up by one */
 #define PRED_SAME 0x2	/* predict from src at the same event */
+#define PRED_RISE 0x4	/* code = value - prediction, not zigzagged: the column seldom falls */
 #define COL_NONE 0xffff
 /*
  * A column record's width: 0 varints, 1 one byte each, WIDTH_PLANES | 2..8
