@@ -8,6 +8,7 @@
 #include "../lib/error.h"
 
 #define DICT_SLOTS (2 * BLOCK_MAX_EVENTS)
+#define DICT_MIN_SLOTS 1024	/* the hash table starts small, so that a few values stay in L1 */
 
 int buf_grow(struct buf *b, size_t more)
 {
@@ -36,14 +37,13 @@ int column_scratch_init(struct column_scratch *s, int encode)
 {
 	memset(s, 0, sizeof(*s));
 	s->codes = malloc(BLOCK_MAX_EVENTS * sizeof(*s->codes));
-	s->last = malloc(BLOCK_MAX_EVENTS * sizeof(*s->last));
-	if (encode) {
-		s->dict = malloc(BLOCK_MAX_EVENTS * sizeof(*s->dict));
-		s->slot_val = malloc(DICT_SLOTS * sizeof(*s->slot_val));
-		s->slot_idx = malloc(DICT_SLOTS * sizeof(*s->slot_idx));
-		s->slot_gen = calloc(DICT_SLOTS, sizeof(*s->slot_gen));
-	}
-	if (!s->codes || !s->last || (encode && (!s->dict || !s->slot_val || !s->slot_idx || !s->slot_gen))) {
+	s->last = malloc(2 * BLOCK_MAX_EVENTS * sizeof(*s->last));
+	s->dict = malloc(BLOCK_MAX_EVENTS * sizeof(*s->dict));
+	s->dict_key = malloc(BLOCK_MAX_EVENTS * sizeof(*s->dict_key));
+	s->dict_code = malloc(BLOCK_MAX_EVENTS * sizeof(*s->dict_code));
+	if (encode)
+		s->slots = malloc(DICT_SLOTS * sizeof(*s->slots));
+	if (!s->codes || !s->last || !s->dict || !s->dict_key || !s->dict_code || (encode && !s->slots)) {
 		column_scratch_release(s);
 		return error_errno("cannot allocate column buffers");
 	}
@@ -55,9 +55,9 @@ void column_scratch_release(struct column_scratch *s)
 	free(s->codes);
 	free(s->last);
 	free(s->dict);
-	free(s->slot_val);
-	free(s->slot_idx);
-	free(s->slot_gen);
+	free(s->dict_key);
+	free(s->dict_code);
+	free(s->slots);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -324,30 +324,96 @@ static inline uint32_t hash64(uint64_t v)
 	return (uint32_t)(v >> 40);
 }
 
-/* Fills s->dict with the distinct values in order of appearance, codes with their indexes. */
-static uint32_t dict_build(const uint64_t *v, uint32_t n, struct column_scratch *s, uint32_t *idx)
+/* The slot of (v, key) in the dictionary's hash table: where it is, or the empty one where it goes. */
+static inline uint32_t dict_slot(const struct column_scratch *s, uint64_t v, uint32_t key)
 {
-	uint32_t i, nd = 0, gen = ++s->gen;
+	uint32_t h = hash64(v ^ (uint64_t)key * 0xff51afd7ed558ccdull) & s->mask, e;
 
-	if (!gen) {
-		memset(s->slot_gen, 0, DICT_SLOTS * sizeof(*s->slot_gen));
-		gen = s->gen = 1;
-	}
+	while ((e = s->slots[h]) && (s->dict[e - 1] != v || s->dict_key[e - 1] != key))
+		h = (h + 1) & s->mask;
+	return h;
+}
+
+static void dict_grow(struct column_scratch *s, uint32_t nd)
+{
+	uint32_t e;
+
+	s->mask = 2 * s->mask + 1;
+	memset(s->slots, 0, (s->mask + 1) * sizeof(*s->slots));
+	for (e = 0; e < nd; e++)
+		s->slots[dict_slot(s, s->dict[e], s->dict_key[e])] = e + 1;
+}
+
+/*
+ * Fills s->dict with the distinct values (with a key k: the distinct pairs
+ * of key and value) in order of appearance, idx with their entries, and
+ * s->codes with the entries or, with a key, each value's number among its key's.
+ */
+static uint32_t dict_build(const uint64_t *v, const uint32_t *k, uint32_t keyn, uint32_t n,
+			   struct column_scratch *s, uint32_t *idx)
+{
+	uint64_t *count = s->last;
+	uint32_t i, nd = 0;
+
+	s->mask = DICT_MIN_SLOTS - 1;
+	memset(s->slots, 0, DICT_MIN_SLOTS * sizeof(*s->slots));
+	if (k)
+		memset(count, 0, keyn * sizeof(*count));
 	for (i = 0; i < n; i++) {
-		uint32_t h = hash64(v[i]) & (DICT_SLOTS - 1);
+		uint32_t key = k ? k[i] : 0, h, e;
 
-		while (s->slot_gen[h] == gen && s->slot_val[h] != v[i])
-			h = (h + 1) & (DICT_SLOTS - 1);
-		if (s->slot_gen[h] != gen) {
-			s->slot_gen[h] = gen;
-			s->slot_val[h] = v[i];
-			s->slot_idx[h] = nd;
-			s->dict[nd++] = v[i];
+		if (i && v[i] == v[i - 1] && (!k || key == k[i - 1])) {
+			idx[i] = idx[i - 1];
+			s->codes[i] = s->codes[i - 1];
+			continue;
 		}
-		idx[i] = s->slot_idx[h];
-		s->codes[i] = idx[i];
+		h = dict_slot(s, v[i], key);
+		if (!(e = s->slots[h])) {
+			s->dict[nd] = v[i];
+			s->dict_key[nd] = key;
+			s->dict_code[nd] = k ? (uint32_t)count[key]++ : nd;
+			s->slots[h] = e = ++nd;
+			if (2 * nd > s->mask + 1)
+				dict_grow(s, nd);
+		}
+		idx[i] = e - 1;
+		s->codes[i] = s->dict_code[e - 1];
 	}
 	return nd;
+}
+
+/*
+ * A keyed dictionary's codes back to entries: a code equal to the number of
+ * values its key has had so far takes the next entry of the dictionary.
+ */
+static const char *dict_keyed(struct column_scratch *s, const uint32_t *k, uint32_t keyn, uint32_t nd,
+			      uint32_t n, uint32_t *idx, uint64_t *v)
+{
+	uint64_t *start = s->last, *count = s->last + keyn, at = 0;
+	uint32_t *entry = s->dict_code, i, next = 0;
+
+	memset(count, 0, keyn * sizeof(*count));
+	for (i = 0; i < n; i++) {
+		if (s->codes[i] > count[k[i]])
+			return "dictionary index out of range";
+		count[k[i]] += s->codes[i] == count[k[i]];
+	}
+	for (i = 0; i < keyn; i++) {
+		start[i] = at;
+		at += count[i];
+		count[i] = 0;
+	}
+	if (at != nd)
+		return "dictionary does not match its indexes";
+	for (i = 0; i < n; i++) {
+		uint32_t *first = &entry[start[k[i]]];
+
+		if (s->codes[i] == count[k[i]])
+			first[count[k[i]]++] = next++;
+		idx[i] = first[s->codes[i]];
+		v[i] = s->dict[idx[i]];
+	}
+	return NULL;
 }
 
 static uint32_t rle_build(const uint64_t *v, uint32_t n, uint8_t *p)
@@ -390,7 +456,8 @@ int column_encode(struct buf *out, const struct column_def *cols, unsigned c,
 		w = pick_width(s->codes, n, &size);
 		break;
 	case ENC_DICT:
-		nd = keyn[c] = dict_build(vals[c], n, s, keyidx[c]);
+		nd = keyn[c] = dict_build(vals[c], d->key == COL_NONE ? NULL : keyidx[d->key],
+					  d->key == COL_NONE ? 0 : keyn[d->key], n, s, keyidx[c]);
 		w = pick_width(s->codes, n, &size);
 		head += 4 + 8 * (size_t)nd;
 		break;
@@ -451,13 +518,17 @@ const char *column_decode(const uint8_t *rec, size_t len, const struct column_de
 			return "bad dictionary";
 		if ((err = get_codes(p + 4 + 8 * (size_t)nd, len - 4 - 8 * (size_t)nd, s->codes, n, w)))
 			return err;
+		for (i = 0; i < nd; i++)
+			s->dict[i] = get_u64(p + 4 + 8 * i);
+		keyn[c] = nd;
+		if (d->key != COL_NONE)
+			return dict_keyed(s, keyidx[d->key], keyn[d->key], nd, n, keyidx[c], v);
 		for (i = 0; i < n; i++) {
 			if (s->codes[i] >= nd)
 				return "dictionary index out of range";
 			keyidx[c][i] = (uint32_t)s->codes[i];
-			v[i] = get_u64(p + 4 + 8 * s->codes[i]);
+			v[i] = s->dict[s->codes[i]];
 		}
-		keyn[c] = nd;
 		return NULL;
 	case ENC_RLE:
 		if (len < 4 || (runs = get_u32(p)) > n || len != 4 + 12 * (size_t)runs)

@@ -57,7 +57,8 @@ enum column_type { TYPE_U32 = 1, TYPE_I32 = 2, TYPE_U64 = 3, TYPE_STRING = 4 };
  * delta: code = zigzag(value - prediction), the prediction being the src
  * column's value at the last event with the same key (or the previous
  * event, without a key; or this event, with PRED_SAME). dict: an index into
- * the block's table of values. rle: (value, run) pairs.
+ * the block's table of values, with a key among the values of that key
+ * only. rle: (value, run) pairs.
  */
 enum column_encoding { ENC_DELTA = 1, ENC_DICT = 2, ENC_RLE = 3 };
 #define PRED_ZERO 0x1	/* 0 is coded as 0 and the other codes move up by one */
@@ -115,10 +116,12 @@ const char *section_check(const uint8_t *sec, size_t size, uint32_t tag);
 /* Column codecs (formats/columns.c): vals[n] <-> the column record at out. */
 struct column_scratch {
 	uint64_t *codes;	/* BLOCK_MAX_EVENTS each */
-	uint64_t *last;		/* the source column's last value per key index */
+	uint64_t *last;		/* per key index: the source column's last value; 2 * BLOCK_MAX_EVENTS */
 	uint64_t *dict;		/* the dictionary's values */
-	uint64_t *slot_val;	/* the dictionary's hash table */
-	uint32_t *slot_idx, *slot_gen, gen;
+	uint32_t *dict_key;	/* the key index of each */
+	/* encode: the code of each entry; decode: each key's entries in turn, the keys one after the other */
+	uint32_t *dict_code;
+	uint32_t *slots, mask;	/* the dictionary's hash table of entry + 1, 0 empty */
 };
 /* The dictionary's hash table is the encoder's alone. */
 int column_scratch_init(struct column_scratch *s, int encode);

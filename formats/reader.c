@@ -300,10 +300,10 @@ static int column_usable(const struct fstream *fs, unsigned c)
 
 	if (d->type < TYPE_U32 || d->type > TYPE_STRING || d->enc < ENC_DELTA || d->enc > ENC_RLE)
 		return 0;
-	if (d->enc != ENC_DELTA)
-		return 1;
 	if (d->key != COL_NONE && (d->key >= c || fs->cols[d->key].d.enc != ENC_DICT || !fs->cols[d->key].usable))
 		return 0;
+	if (d->enc != ENC_DELTA)
+		return 1;
 	if (d->flags & PRED_SAME)
 		return d->src < c && fs->cols[d->src].usable;
 	return d->src == COL_NONE || (d->src < c && fs->cols[d->src].usable);
