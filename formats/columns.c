@@ -360,14 +360,8 @@ static uint32_t dict_build(const uint64_t *v, const uint32_t *k, uint32_t keyn, 
 	if (k)
 		memset(count, 0, keyn * sizeof(*count));
 	for (i = 0; i < n; i++) {
-		uint32_t key = k ? k[i] : 0, h, e;
+		uint32_t key = k ? k[i] : 0, h = dict_slot(s, v[i], key), e;
 
-		if (i && v[i] == v[i - 1] && (!k || key == k[i - 1])) {
-			idx[i] = idx[i - 1];
-			s->codes[i] = s->codes[i - 1];
-			continue;
-		}
-		h = dict_slot(s, v[i], key);
 		if (!(e = s->slots[h])) {
 			s->dict[nd] = v[i];
 			s->dict_key[nd] = key;

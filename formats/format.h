@@ -46,6 +46,12 @@
 #define MAX_APIS 65536
 #define INDEX_MAX_ENTRIES (1u << 22)
 #define CHECKPOINT_NS 1000000000ull
+/*
+ * A stream's columns lie in one allocation, each this many values after the
+ * one before: three cache lines more than a block, so that the columns'
+ * values of one event do not all fall in the same cache set.
+ */
+#define COLUMN_STRIDE (BLOCK_MAX_EVENTS + 24)
 /* How far ahead the per-event paths prefetch a column: four cache lines of values. */
 #define PREFETCH_AHEAD 32
 

@@ -749,6 +749,18 @@ int ingero_reader_indexed(const struct ingero_reader *r)
 	return r->indexed;
 }
 
+/* The arrays of a stream's ncols columns, in one allocation. */
+static int cursor_alloc(struct cursor *c, unsigned ncols)
+{
+	unsigned col;
+
+	if (!(c->vals[0] = malloc((size_t)ncols * COLUMN_STRIDE * sizeof(uint64_t))))
+		return -1;
+	for (col = 1; col < ncols; col++)
+		c->vals[col] = c->vals[0] + (size_t)col * COLUMN_STRIDE;
+	return 0;
+}
+
 /* Decodes the columns of the block section in r->sec into c's arrays. */
 static const char *decode_block(struct ingero_reader *r, struct cursor *c, const struct blockref *b)
 {
@@ -780,7 +792,7 @@ static const char *decode_block(struct ingero_reader *r, struct cursor *c, const
 			return "column encoding differs from the header";
 		if (fc->usable && (fc->d.key == COL_NONE || (present >> fc->d.key & 1)) &&
 		    (fc->d.src == COL_NONE || (present >> fc->d.src & 1))) {
-			if (!c->vals[col] && !(c->vals[col] = malloc(BLOCK_MAX_EVENTS * sizeof(uint64_t))))
+			if (!c->vals[0] && cursor_alloc(c, fs->ncols))
 				return "out of memory";
 			if (fc->d.enc == ENC_DICT && !r->keyidx[col] &&
 			    !(r->keyidx[col] = malloc(BLOCK_MAX_EVENTS * sizeof(uint32_t))))
@@ -1010,8 +1022,7 @@ void ingero_reader_close(struct ingero_reader *r)
 		close(r->fd);
 	for (s = 0; s < INGERO_NR_STREAMS; s++) {
 		free(r->cur[s].blocks);
-		for (c = 0; c < MAX_COLUMNS; c++)
-			free(r->cur[s].vals[c]);
+		free(r->cur[s].vals[0]);
 	}
 	for (s = 0; s < MAX_STREAMS; s++) {
 		free(r->streams[s].cols);

@@ -539,9 +539,10 @@ static int stream_alloc(struct stream_buf *sb, const struct stream_def *sd)
 	struct wfield *f;
 	unsigned c;
 
-	for (c = 0; c < sd->ncols; c++)
-		if (!(sb->vals[c] = malloc(BLOCK_MAX_EVENTS * sizeof(uint64_t))))
-			return error_errno("cannot allocate the '%s' stream's columns", sd->name);
+	if (!(sb->vals[0] = malloc((size_t)sd->ncols * COLUMN_STRIDE * sizeof(uint64_t))))
+		return error_errno("cannot allocate the '%s' stream's columns", sd->name);
+	for (c = 1; c < sd->ncols; c++)
+		sb->vals[c] = sb->vals[0] + (size_t)c * COLUMN_STRIDE;
 	for (c = 0; c < sd->ncols; c++) {
 		const struct column_def *d = &sd->cols[c];
 		int k = kind_of[d->type];
@@ -725,8 +726,7 @@ int ingero_writer_close(struct ingero_writer *w)
 	if (!ret && (checkpoint(w) || write_index(w)))
 		ret = -1;
 	for (s = 0; s < INGERO_NR_STREAMS; s++)
-		for (c = 0; c < MAX_COLUMNS; c++)
-			free(w->s[s].vals[c]);
+		free(w->s[s].vals[0]);
 	for (c = 0; c < MAX_COLUMNS; c++)
 		free(w->keyidx[c]);
 	strtab_release(&w->strings);
