@@ -88,24 +88,32 @@ static uint8_t *put_varint(uint8_t *p, uint64_t v)
  * prediction that nearly always holds) lists just those, so that neither
  * this code nor zstd wades through its zeros.
  */
-static unsigned pick_width(const uint64_t *codes, uint32_t n, size_t *size)
-{
-	uint64_t max = 0, vsize = 0;
-	uint32_t i, nonzero = 0;
-	unsigned w;
+/* What the width is picked from, gathered as the codes are made. */
+struct code_stats {
+	uint64_t max;		/* all codes or-ed */
+	uint32_t nonzero;
+};
 
-	for (i = 0; i < n; i++) {
-		max |= codes[i];
-		nonzero += codes[i] != 0;
-	}
-	w = max < 0x100 ? 1 : (71 - (unsigned)__builtin_clzll(max)) / 8;
-	if (4 + (uint64_t)nonzero * SPARSE_ENTRY_SIZE < (uint64_t)n * w / 8) {
-		*size = 4 + (size_t)nonzero * SPARSE_ENTRY_SIZE;
+static inline void stats_add(struct code_stats *st, uint64_t code)
+{
+	st->max |= code;
+	st->nonzero += code != 0;
+}
+
+static unsigned pick_width(const uint64_t *codes, uint32_t n, const struct code_stats *st, size_t *size)
+{
+	uint64_t vsize = 0;
+	uint32_t i;
+	unsigned w = st->max < 0x100 ? 1 : (71 - (unsigned)__builtin_clzll(st->max)) / 8;
+
+	if (4 + (uint64_t)st->nonzero * SPARSE_ENTRY_SIZE < (uint64_t)n * w / 8) {
+		*size = 4 + (size_t)st->nonzero * SPARSE_ENTRY_SIZE;
 		return WIDTH_SPARSE;
 	}
-	if (w == 1) {
-		*size = n;
-		return 1;
+	/* varints take a byte or more each, so they can be under half of two planes only in theory */
+	if (w <= 2) {
+		*size = (size_t)n * w;
+		return w == 1 ? 1 : WIDTH_PLANES | w;
 	}
 	for (i = 0; i < n; i++)
 		vsize += varint_len(codes[i]);
@@ -247,9 +255,10 @@ static inline uint64_t value_of(uint64_t c, uint64_t pred, unsigned flags)
  * decode and flags known, so that the loops test neither.
  */
 static inline __attribute__((always_inline)) void
-delta_loop(uint64_t *v, const uint64_t *src, const uint32_t *k, uint32_t keyn,
-	   uint32_t n, uint64_t base, uint64_t *codes, uint64_t *last, int decode, unsigned flags)
+delta_loop(uint64_t *v, const uint64_t *src, const uint32_t *k, uint32_t keyn, uint32_t n, uint64_t base,
+	   uint64_t *codes, uint64_t *last, struct code_stats *st, int decode, unsigned flags)
 {
+	struct code_stats acc = { 0, 0 };
 	uint32_t i;
 
 	if (flags & PRED_SAME) {
@@ -257,7 +266,7 @@ delta_loop(uint64_t *v, const uint64_t *src, const uint32_t *k, uint32_t keyn,
 			if (decode)
 				v[i] = value_of(codes[i], src[i], flags);
 			else
-				codes[i] = code_of(v[i], src[i], flags);
+				stats_add(&acc, codes[i] = code_of(v[i], src[i], flags));
 		}
 	} else if (k) {
 		/* the source's value at the key's last event, the base before its first */
@@ -267,7 +276,7 @@ delta_loop(uint64_t *v, const uint64_t *src, const uint32_t *k, uint32_t keyn,
 			if (decode)
 				v[i] = value_of(codes[i], last[k[i]], flags);
 			else
-				codes[i] = code_of(v[i], last[k[i]], flags);
+				stats_add(&acc, codes[i] = code_of(v[i], last[k[i]], flags));
 			last[k[i]] = src[i];
 		}
 	} else {
@@ -277,15 +286,19 @@ delta_loop(uint64_t *v, const uint64_t *src, const uint32_t *k, uint32_t keyn,
 			if (decode)
 				v[i] = value_of(codes[i], pred, flags);
 			else
-				codes[i] = code_of(v[i], pred, flags);
+				stats_add(&acc, codes[i] = code_of(v[i], pred, flags));
 			pred = src[i];
 		}
 	}
+	if (!decode)
+		*st = acc;
 }
 
+/* Encoding, st gets what the width is picked from; decoding, it is NULL. */
 static inline __attribute__((always_inline)) void
 delta_run(const struct column_def *cols, unsigned c, uint64_t *const *vals, uint32_t *const *keyidx,
-	  uint32_t keyn, uint32_t n, uint64_t base, uint64_t *codes, uint64_t *last, int decode)
+	  uint32_t keyn, uint32_t n, uint64_t base, uint64_t *codes, uint64_t *last, struct code_stats *st,
+	  int decode)
 {
 	const struct column_def *d = &cols[c];
 	uint64_t *v = vals[c];
@@ -295,25 +308,25 @@ delta_run(const struct column_def *cols, unsigned c, uint64_t *const *vals, uint
 	/* the predictors of the schemas, each its own loop; any other mix in a loop that tests */
 	switch (d->flags) {
 	case 0:
-		delta_loop(v, src, k, keyn, n, base, codes, last, decode, 0);
+		delta_loop(v, src, k, keyn, n, base, codes, last, st, decode, 0);
 		break;
 	case PRED_ZERO:
-		delta_loop(v, src, k, keyn, n, base, codes, last, decode, PRED_ZERO);
+		delta_loop(v, src, k, keyn, n, base, codes, last, st, decode, PRED_ZERO);
 		break;
 	case PRED_RISE:
-		delta_loop(v, src, k, keyn, n, base, codes, last, decode, PRED_RISE);
+		delta_loop(v, src, k, keyn, n, base, codes, last, st, decode, PRED_RISE);
 		break;
 	case PRED_SAME:
-		delta_loop(v, src, k, keyn, n, base, codes, last, decode, PRED_SAME);
+		delta_loop(v, src, k, keyn, n, base, codes, last, st, decode, PRED_SAME);
 		break;
 	case PRED_SAME | PRED_ZERO:
-		delta_loop(v, src, k, keyn, n, base, codes, last, decode, PRED_SAME | PRED_ZERO);
+		delta_loop(v, src, k, keyn, n, base, codes, last, st, decode, PRED_SAME | PRED_ZERO);
 		break;
 	case PRED_SAME | PRED_RISE:
-		delta_loop(v, src, k, keyn, n, base, codes, last, decode, PRED_SAME | PRED_RISE);
+		delta_loop(v, src, k, keyn, n, base, codes, last, st, decode, PRED_SAME | PRED_RISE);
 		break;
 	default:
-		delta_loop(v, src, k, keyn, n, base, codes, last, decode, d->flags);
+		delta_loop(v, src, k, keyn, n, base, codes, last, st, decode, d->flags);
 		break;
 	}
 }
@@ -350,8 +363,9 @@ static void dict_grow(struct column_scratch *s, uint32_t nd)
  * s->codes with the entries or, with a key, each value's number among its key's.
  */
 static uint32_t dict_build(const uint64_t *v, const uint32_t *k, uint32_t keyn, uint32_t n,
-			   struct column_scratch *s, uint32_t *idx)
+			   struct column_scratch *s, uint32_t *idx, struct code_stats *st)
 {
+	struct code_stats acc = { 0, 0 };
 	uint64_t *count = s->last;
 	uint32_t i, nd = 0;
 
@@ -371,8 +385,9 @@ static uint32_t dict_build(const uint64_t *v, const uint32_t *k, uint32_t keyn, 
 				dict_grow(s, nd);
 		}
 		idx[i] = e - 1;
-		s->codes[i] = s->dict_code[e - 1];
+		stats_add(&acc, s->codes[i] = s->dict_code[e - 1]);
 	}
+	*st = acc;
 	return nd;
 }
 
@@ -435,6 +450,7 @@ int column_encode(struct buf *out, const struct column_def *cols, unsigned c,
 		  struct column_scratch *s)
 {
 	const struct column_def *d = &cols[c];
+	struct code_stats st;
 	uint64_t base = 0;
 	uint32_t nd = 0;
 	unsigned w = 0;
@@ -446,13 +462,13 @@ int column_encode(struct buf *out, const struct column_def *cols, unsigned c,
 		if (!(d->flags & PRED_SAME))
 			base = n ? vals[d->src == COL_NONE ? c : d->src][0] : 0;
 		delta_run(cols, c, vals, keyidx, d->key == COL_NONE ? 0 : keyn[d->key], n, base,
-			  s->codes, s->last, 0);
-		w = pick_width(s->codes, n, &size);
+			  s->codes, s->last, &st, 0);
+		w = pick_width(s->codes, n, &st, &size);
 		break;
 	case ENC_DICT:
 		nd = keyn[c] = dict_build(vals[c], d->key == COL_NONE ? NULL : keyidx[d->key],
-					  d->key == COL_NONE ? 0 : keyn[d->key], n, s, keyidx[c]);
-		w = pick_width(s->codes, n, &size);
+					  d->key == COL_NONE ? 0 : keyn[d->key], n, s, keyidx[c], &st);
+		w = pick_width(s->codes, n, &st, &size);
 		head += 4 + 8 * (size_t)nd;
 		break;
 	case ENC_RLE:
@@ -505,7 +521,7 @@ const char *column_decode(const uint8_t *rec, size_t len, const struct column_de
 		if ((err = get_codes(p, len, s->codes, n, w)))
 			return err;
 		delta_run(cols, c, vals, keyidx, d->key == COL_NONE ? 0 : keyn[d->key], n, base,
-			  s->codes, s->last, 1);
+			  s->codes, s->last, NULL, 1);
 		return NULL;
 	case ENC_DICT:
 		if (len < 4 || (nd = get_u32(p)) > n || len - 4 < 8 * (size_t)nd)
