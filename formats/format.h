@@ -46,14 +46,15 @@
 #define MAX_APIS 65536
 #define INDEX_MAX_ENTRIES (1u << 22)
 #define CHECKPOINT_NS 1000000000ull
-/*
- * A stream's columns lie in one allocation, each this many values after the
- * one before: three cache lines more than a block, so that the columns'
- * values of one event do not all fall in the same cache set.
- */
-#define COLUMN_STRIDE (BLOCK_MAX_EVENTS + 24)
 /* How far ahead the per-event paths prefetch a column: four cache lines of values. */
 #define PREFETCH_AHEAD 32
+/*
+ * A stream's columns lie in one allocation, each this many values after the
+ * one before: an odd number of cache lines more than a block, so that the
+ * columns' values of one event do not all fall in the same cache set, and
+ * room for the prefetch past a column's end.
+ */
+#define COLUMN_STRIDE (BLOCK_MAX_EVENTS + PREFETCH_AHEAD + 8)
 
 enum index_kind { INDEX_STRINGS = 1, INDEX_BLOCK = 2 };
 
@@ -122,7 +123,8 @@ const char *section_check(const uint8_t *sec, size_t size, uint32_t tag);
 /* Column codecs (formats/columns.c): vals[n] <-> the column record at out. */
 struct column_scratch {
 	uint64_t *codes;	/* BLOCK_MAX_EVENTS each */
-	uint64_t *last;		/* per key index: the source column's last value; 2 * BLOCK_MAX_EVENTS */
+	/* per key index: the source column's last value, or a keyed dictionary's first entry and count */
+	uint64_t *last;		/* 2 * BLOCK_MAX_EVENTS */
 	uint64_t *dict;		/* the dictionary's values */
 	uint32_t *dict_key;	/* the key index of each */
 	/* encode: the code of each entry; decode: each key's entries in turn, the keys one after the other */

@@ -54,7 +54,7 @@ struct cursor {
 	uint32_t *blocks, nblocks, next;
 	uint32_t n, i;
 	const uint64_t *keys;
-	uint64_t *vals[MAX_COLUMNS];
+	uint64_t *vals[MAX_COLUMNS];	/* COLUMN_STRIDE apart; vals[0] is the allocation */
 	struct field fields[FIELD_KINDS][MAX_COLUMNS];
 	unsigned nfields[FIELD_KINDS];
 	uint64_t seek_ts;

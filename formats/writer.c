@@ -56,7 +56,7 @@ struct wfield {
 enum { WFIELD_U64, WFIELD_U32, WFIELD_I32, WFIELD_STR, WFIELD_KINDS };
 
 struct stream_buf {
-	uint64_t *vals[MAX_COLUMNS];	/* BLOCK_MAX_EVENTS each */
+	uint64_t *vals[MAX_COLUMNS];	/* COLUMN_STRIDE apart; vals[0] is the allocation */
 	struct wfield fields[WFIELD_KINDS][MAX_COLUMNS];
 	unsigned nfields[WFIELD_KINDS];
 	uint32_t n;
@@ -171,6 +171,7 @@ static int64_t strtab_intern(struct strtab *t, const char *s)
 	return id;
 }
 
+/* The cache slot of string column c of stream s for key, emptied if it held another's. */
 static struct strcache_slot *strcache_slot(struct ingero_writer *w, unsigned s, unsigned c, uint64_t key)
 {
 	uint32_t col = (s << 8 | c) + 1;
