@@ -337,12 +337,16 @@ static inline uint32_t hash64(uint64_t v)
 	return (uint32_t)(v >> 40);
 }
 
-/* The slot of (v, key) in the dictionary's hash table: where it is, or the empty one where it goes. */
-static inline uint32_t dict_slot(const struct column_scratch *s, uint64_t v, uint32_t key)
+/*
+ * The slot of (v, key) in the dictionary's hash table: where it is, or the
+ * empty one where it goes. Without keyed, every key is 0.
+ */
+static inline __attribute__((always_inline)) uint32_t
+dict_slot(const struct column_scratch *s, uint64_t v, uint32_t key, int keyed)
 {
 	uint32_t h = hash64(v ^ (uint64_t)key * 0xff51afd7ed558ccdull) & s->mask, e;
 
-	while ((e = s->slots[h]) && (s->dict[e - 1] != v || s->dict_key[e - 1] != key))
+	while ((e = s->slots[h]) && (s->dict[e - 1] != v || (keyed && s->dict_key[e - 1] != key)))
 		h = (h + 1) & s->mask;
 	return h;
 }
@@ -354,7 +358,34 @@ static void dict_grow(struct column_scratch *s, uint32_t nd)
 	s->mask = 2 * s->mask + 1;
 	memset(s->slots, 0, (s->mask + 1) * sizeof(*s->slots));
 	for (e = 0; e < nd; e++)
-		s->slots[dict_slot(s, s->dict[e], s->dict_key[e])] = e + 1;
+		s->slots[dict_slot(s, s->dict[e], s->dict_key[e], 1)] = e + 1;
+}
+
+/* dict_build's loop, inlined with keyed known so that an unkeyed column neither compares nor counts keys. */
+static inline __attribute__((always_inline)) uint32_t
+dict_loop(const uint64_t *v, const uint32_t *k, uint32_t n, struct column_scratch *s, uint32_t *idx,
+	  struct code_stats *st, int keyed)
+{
+	struct code_stats acc = { 0, 0 };
+	uint64_t *count = s->last;
+	uint32_t i, nd = 0;
+
+	for (i = 0; i < n; i++) {
+		uint32_t key = keyed ? k[i] : 0, h = dict_slot(s, v[i], key, keyed), e;
+
+		if (!(e = s->slots[h])) {
+			s->dict[nd] = v[i];
+			s->dict_key[nd] = key;
+			s->dict_code[nd] = keyed ? (uint32_t)count[key]++ : nd;
+			s->slots[h] = e = ++nd;
+			if (2 * nd > s->mask + 1)
+				dict_grow(s, nd);
+		}
+		idx[i] = e - 1;
+		stats_add(&acc, s->codes[i] = keyed ? s->dict_code[e - 1] : e - 1);
+	}
+	*st = acc;
+	return nd;
 }
 
 /*
@@ -365,30 +396,12 @@ static void dict_grow(struct column_scratch *s, uint32_t nd)
 static uint32_t dict_build(const uint64_t *v, const uint32_t *k, uint32_t keyn, uint32_t n,
 			   struct column_scratch *s, uint32_t *idx, struct code_stats *st)
 {
-	struct code_stats acc = { 0, 0 };
-	uint64_t *count = s->last;
-	uint32_t i, nd = 0;
-
 	s->mask = DICT_MIN_SLOTS - 1;
 	memset(s->slots, 0, DICT_MIN_SLOTS * sizeof(*s->slots));
-	if (k)
-		memset(count, 0, keyn * sizeof(*count));
-	for (i = 0; i < n; i++) {
-		uint32_t key = k ? k[i] : 0, h = dict_slot(s, v[i], key), e;
-
-		if (!(e = s->slots[h])) {
-			s->dict[nd] = v[i];
-			s->dict_key[nd] = key;
-			s->dict_code[nd] = k ? (uint32_t)count[key]++ : nd;
-			s->slots[h] = e = ++nd;
-			if (2 * nd > s->mask + 1)
-				dict_grow(s, nd);
-		}
-		idx[i] = e - 1;
-		stats_add(&acc, s->codes[i] = s->dict_code[e - 1]);
-	}
-	*st = acc;
-	return nd;
+	if (!k)
+		return dict_loop(v, NULL, n, s, idx, st, 0);
+	memset(s->last, 0, keyn * sizeof(*s->last));
+	return dict_loop(v, k, n, s, idx, st, 1);
 }
 
 /*
