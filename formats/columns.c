@@ -254,9 +254,16 @@ static inline uint64_t value_of(uint64_t c, uint64_t pred, unsigned flags)
  * into codes, decode the reverse, with the same predictions. Inlined with
  * decode and flags known, so that the loops test neither.
  */
+/* A code to decode: from the record's bytes when each is one byte (narrow), so that they need no pass of their own. */
+static inline uint64_t code_in(const uint64_t *codes, const uint8_t *bytes, uint32_t i, int narrow)
+{
+	return narrow ? bytes[i] : codes[i];
+}
+
 static inline __attribute__((always_inline)) void
 delta_loop(uint64_t *v, const uint64_t *src, const uint32_t *k, uint32_t keyn, uint32_t n, uint64_t base,
-	   uint64_t *codes, uint64_t *last, struct code_stats *st, int decode, unsigned flags)
+	   uint64_t *codes, const uint8_t *bytes, int narrow, uint64_t *last, struct code_stats *st, int decode,
+	   unsigned flags)
 {
 	struct code_stats acc = { 0, 0 };
 	uint32_t i;
@@ -264,7 +271,7 @@ delta_loop(uint64_t *v, const uint64_t *src, const uint32_t *k, uint32_t keyn, u
 	if (flags & PRED_SAME) {
 		for (i = 0; i < n; i++) {
 			if (decode)
-				v[i] = value_of(codes[i], src[i], flags);
+				v[i] = value_of(code_in(codes, bytes, i, narrow), src[i], flags);
 			else
 				stats_add(&acc, codes[i] = code_of(v[i], src[i], flags));
 		}
@@ -274,7 +281,7 @@ delta_loop(uint64_t *v, const uint64_t *src, const uint32_t *k, uint32_t keyn, u
 			last[i] = base;
 		for (i = 0; i < n; i++) {
 			if (decode)
-				v[i] = value_of(codes[i], last[k[i]], flags);
+				v[i] = value_of(code_in(codes, bytes, i, narrow), last[k[i]], flags);
 			else
 				stats_add(&acc, codes[i] = code_of(v[i], last[k[i]], flags));
 			last[k[i]] = src[i];
@@ -284,7 +291,7 @@ delta_loop(uint64_t *v, const uint64_t *src, const uint32_t *k, uint32_t keyn, u
 
 		for (i = 0; i < n; i++) {
 			if (decode)
-				v[i] = value_of(codes[i], pred, flags);
+				v[i] = value_of(code_in(codes, bytes, i, narrow), pred, flags);
 			else
 				stats_add(&acc, codes[i] = code_of(v[i], pred, flags));
 			pred = src[i];
@@ -294,11 +301,14 @@ delta_loop(uint64_t *v, const uint64_t *src, const uint32_t *k, uint32_t keyn, u
 		*st = acc;
 }
 
-/* Encoding, st gets what the width is picked from; decoding, it is NULL. */
+/*
+ * Encoding, st gets what the width is picked from; decoding, it is NULL,
+ * and the codes are in codes or, narrow, the bytes of the record.
+ */
 static inline __attribute__((always_inline)) void
 delta_run(const struct column_def *cols, unsigned c, uint64_t *const *vals, uint32_t *const *keyidx,
-	  uint32_t keyn, uint32_t n, uint64_t base, uint64_t *codes, uint64_t *last, struct code_stats *st,
-	  int decode)
+	  uint32_t keyn, uint32_t n, uint64_t base, uint64_t *codes, const uint8_t *bytes, int narrow,
+	  uint64_t *last, struct code_stats *st, int decode)
 {
 	const struct column_def *d = &cols[c];
 	uint64_t *v = vals[c];
@@ -308,25 +318,25 @@ delta_run(const struct column_def *cols, unsigned c, uint64_t *const *vals, uint
 	/* the predictors of the schemas, each its own loop; any other mix in a loop that tests */
 	switch (d->flags) {
 	case 0:
-		delta_loop(v, src, k, keyn, n, base, codes, last, st, decode, 0);
+		delta_loop(v, src, k, keyn, n, base, codes, bytes, narrow, last, st, decode, 0);
 		break;
 	case PRED_ZERO:
-		delta_loop(v, src, k, keyn, n, base, codes, last, st, decode, PRED_ZERO);
+		delta_loop(v, src, k, keyn, n, base, codes, bytes, narrow, last, st, decode, PRED_ZERO);
 		break;
 	case PRED_RISE:
-		delta_loop(v, src, k, keyn, n, base, codes, last, st, decode, PRED_RISE);
+		delta_loop(v, src, k, keyn, n, base, codes, bytes, narrow, last, st, decode, PRED_RISE);
 		break;
 	case PRED_SAME:
-		delta_loop(v, src, k, keyn, n, base, codes, last, st, decode, PRED_SAME);
+		delta_loop(v, src, k, keyn, n, base, codes, bytes, narrow, last, st, decode, PRED_SAME);
 		break;
 	case PRED_SAME | PRED_ZERO:
-		delta_loop(v, src, k, keyn, n, base, codes, last, st, decode, PRED_SAME | PRED_ZERO);
+		delta_loop(v, src, k, keyn, n, base, codes, bytes, narrow, last, st, decode, PRED_SAME | PRED_ZERO);
 		break;
 	case PRED_SAME | PRED_RISE:
-		delta_loop(v, src, k, keyn, n, base, codes, last, st, decode, PRED_SAME | PRED_RISE);
+		delta_loop(v, src, k, keyn, n, base, codes, bytes, narrow, last, st, decode, PRED_SAME | PRED_RISE);
 		break;
 	default:
-		delta_loop(v, src, k, keyn, n, base, codes, last, st, decode, d->flags);
+		delta_loop(v, src, k, keyn, n, base, codes, bytes, narrow, last, st, decode, d->flags);
 		break;
 	}
 }
@@ -404,6 +414,24 @@ static uint32_t dict_build(const uint64_t *v, const uint32_t *k, uint32_t keyn, 
 	return dict_loop(v, k, n, s, idx, st, 1);
 }
 
+/* An unkeyed dictionary's codes, from codes or, narrow, the record's bytes, to entries and values. */
+static inline __attribute__((always_inline)) const char *
+dict_values(const struct column_scratch *s, const uint64_t *codes, const uint8_t *bytes, int narrow,
+	    uint32_t nd, uint32_t n, uint32_t *idx, uint64_t *v)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		uint64_t code = code_in(codes, bytes, i, narrow);
+
+		if (code >= nd)
+			return "dictionary index out of range";
+		idx[i] = (uint32_t)code;
+		v[i] = s->dict[code];
+	}
+	return NULL;
+}
+
 /*
  * A keyed dictionary's codes back to entries: a code equal to the number of
  * values its key has had so far takes the next entry of the dictionary.
@@ -475,7 +503,7 @@ int column_encode(struct buf *out, const struct column_def *cols, unsigned c,
 		if (!(d->flags & PRED_SAME))
 			base = n ? vals[d->src == COL_NONE ? c : d->src][0] : 0;
 		delta_run(cols, c, vals, keyidx, d->key == COL_NONE ? 0 : keyn[d->key], n, base,
-			  s->codes, s->last, &st, 0);
+			  s->codes, NULL, 0, s->last, &st, 0);
 		w = pick_width(s->codes, n, &st, &size);
 		break;
 	case ENC_DICT:
@@ -531,28 +559,31 @@ const char *column_decode(const uint8_t *rec, size_t len, const struct column_de
 	len -= COLUMN_HEADER_SIZE;
 	switch (d->enc) {
 	case ENC_DELTA:
+		if (w == 1 && len == n) {
+			delta_run(cols, c, vals, keyidx, d->key == COL_NONE ? 0 : keyn[d->key], n, base,
+				  NULL, p, 1, s->last, NULL, 1);
+			return NULL;
+		}
 		if ((err = get_codes(p, len, s->codes, n, w)))
 			return err;
 		delta_run(cols, c, vals, keyidx, d->key == COL_NONE ? 0 : keyn[d->key], n, base,
-			  s->codes, s->last, NULL, 1);
+			  s->codes, NULL, 0, s->last, NULL, 1);
 		return NULL;
 	case ENC_DICT:
 		if (len < 4 || (nd = get_u32(p)) > n || len - 4 < 8 * (size_t)nd)
 			return "bad dictionary";
-		if ((err = get_codes(p + 4 + 8 * (size_t)nd, len - 4 - 8 * (size_t)nd, s->codes, n, w)))
-			return err;
 		for (i = 0; i < nd; i++)
 			s->dict[i] = get_u64(p + 4 + 8 * i);
 		keyn[c] = nd;
+		p += 4 + 8 * (size_t)nd;
+		len -= 4 + 8 * (size_t)nd;
+		if (d->key == COL_NONE && w == 1 && len == n)
+			return dict_values(s, NULL, p, 1, nd, n, keyidx[c], v);
+		if ((err = get_codes(p, len, s->codes, n, w)))
+			return err;
 		if (d->key != COL_NONE)
 			return dict_keyed(s, keyidx[d->key], keyn[d->key], nd, n, keyidx[c], v);
-		for (i = 0; i < n; i++) {
-			if (s->codes[i] >= nd)
-				return "dictionary index out of range";
-			keyidx[c][i] = (uint32_t)s->codes[i];
-			v[i] = s->dict[s->codes[i]];
-		}
-		return NULL;
+		return dict_values(s, s->codes, NULL, 0, nd, n, keyidx[c], v);
 	case ENC_RLE:
 		if (len < 4 || (runs = get_u32(p)) > n || len != 4 + 12 * (size_t)runs)
 			return "bad run lengths";
