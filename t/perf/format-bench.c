@@ -109,7 +109,7 @@ static void gen_sched(struct mix *sw, struct mix *wk, uint64_t t0, uint64_t span
 {
 	uint64_t next[NCPUS], last_wake = t0;
 	int cur[NCPUS], c;
-	char idle[NCPUS][16];
+	static char idle[NCPUS][16];	/* the events point to them after this returns */
 
 	for (c = 0; c < NCPUS; c++) {
 		next[c] = t0 + expo(120000);
@@ -400,5 +400,9 @@ int main(int argc, char **argv)
 			       "\"column\":\"%s\",\"raw\":%.4f,\"zstd\":%.4f}\n", stream_names[s],
 			       stream_defs[s].cols[c].name, (double)cb.raw[s][c] / per[s],
 			       (double)cb.zst[s][c] / per[s]);
+	free(sw.ev);
+	free(wk.ev);
+	free(calls.ev);
+	free(all.ev);
 	return sum == 42;	/* keeps the read loop from being optimised away */
 }
