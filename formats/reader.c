@@ -895,6 +895,7 @@ static void order_sift(struct ingero_reader *r)
 	r->order[j] = (uint8_t)s;
 }
 
+/* Orders the streams asked for that have events left, loading their first blocks. */
 static void order_build(struct ingero_reader *r)
 {
 	unsigned s;
