@@ -7,8 +7,8 @@
 #include "format.h"
 #include "../lib/error.h"
 
-#define NO_EVENT UINT32_MAX
 #define DICT_SLOTS (2 * BLOCK_MAX_EVENTS)
+#define DICT_MIN_SLOTS 1024	/* the hash table starts small, so that a few values stay in L1 */
 
 int buf_grow(struct buf *b, size_t more)
 {
@@ -37,14 +37,13 @@ int column_scratch_init(struct column_scratch *s, int encode)
 {
 	memset(s, 0, sizeof(*s));
 	s->codes = malloc(BLOCK_MAX_EVENTS * sizeof(*s->codes));
-	s->last = malloc(BLOCK_MAX_EVENTS * sizeof(*s->last));
-	if (encode) {
-		s->dict = malloc(BLOCK_MAX_EVENTS * sizeof(*s->dict));
-		s->slot_val = malloc(DICT_SLOTS * sizeof(*s->slot_val));
-		s->slot_idx = malloc(DICT_SLOTS * sizeof(*s->slot_idx));
-		s->slot_gen = calloc(DICT_SLOTS, sizeof(*s->slot_gen));
-	}
-	if (!s->codes || !s->last || (encode && (!s->dict || !s->slot_val || !s->slot_idx || !s->slot_gen))) {
+	s->last = malloc(2 * BLOCK_MAX_EVENTS * sizeof(*s->last));
+	s->dict = malloc(BLOCK_MAX_EVENTS * sizeof(*s->dict));
+	s->dict_key = malloc(BLOCK_MAX_EVENTS * sizeof(*s->dict_key));
+	s->dict_code = malloc(BLOCK_MAX_EVENTS * sizeof(*s->dict_code));
+	if (encode)
+		s->slots = malloc(DICT_SLOTS * sizeof(*s->slots));
+	if (!s->codes || !s->last || !s->dict || !s->dict_key || !s->dict_code || (encode && !s->slots)) {
 		column_scratch_release(s);
 		return error_errno("cannot allocate column buffers");
 	}
@@ -56,9 +55,9 @@ void column_scratch_release(struct column_scratch *s)
 	free(s->codes);
 	free(s->last);
 	free(s->dict);
-	free(s->slot_val);
-	free(s->slot_idx);
-	free(s->slot_gen);
+	free(s->dict_key);
+	free(s->dict_code);
+	free(s->slots);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -85,23 +84,39 @@ static uint8_t *put_varint(uint8_t *p, uint64_t v)
  * largest, as planes: all codes' low bytes, then all their second bytes...
  * A plane of a column that varies little is nearly constant, so zstd
  * squeezes it, and the low planes keep their bytes' skew. Varints only where
- * they are under half the planes.
+ * they are under half the planes. A column of few codes other than 0 (a
+ * prediction that nearly always holds) lists just those, so that neither
+ * this code nor zstd wades through its zeros.
  */
-static unsigned pick_width(const uint64_t *codes, uint32_t n, size_t *size)
-{
-	uint64_t max = 0, vsize = 0;
-	unsigned w;
-	uint32_t i;
+/* What the width is picked from, gathered as the codes are made. */
+struct code_stats {
+	uint64_t max;		/* all codes or-ed */
+	uint32_t nonzero;
+};
 
-	for (i = 0; i < n; i++) {
-		max |= codes[i];
+static inline void stats_add(struct code_stats *st, uint64_t code)
+{
+	st->max |= code;
+	st->nonzero += code != 0;
+}
+
+static unsigned pick_width(const uint64_t *codes, uint32_t n, const struct code_stats *st, size_t *size)
+{
+	uint64_t vsize = 0;
+	uint32_t i;
+	unsigned w = st->max < 0x100 ? 1 : (71 - (unsigned)__builtin_clzll(st->max)) / 8;
+
+	if (4 + (uint64_t)st->nonzero * SPARSE_ENTRY_SIZE < (uint64_t)n * w / 8) {
+		*size = 4 + (size_t)st->nonzero * SPARSE_ENTRY_SIZE;
+		return WIDTH_SPARSE;
+	}
+	/* varints take a byte or more each, so they can be under half of two planes only in theory */
+	if (w <= 2) {
+		*size = (size_t)n * w;
+		return w == 1 ? 1 : WIDTH_PLANES | w;
+	}
+	for (i = 0; i < n; i++)
 		vsize += varint_len(codes[i]);
-	}
-	if (max < 0x100) {
-		*size = n;
-		return 1;
-	}
-	w = (71 - (unsigned)__builtin_clzll(max)) / 8;
 	if (vsize * 2 < (uint64_t)n * w) {
 		*size = vsize;
 		return 0;
@@ -115,15 +130,43 @@ static uint8_t *put_codes(uint8_t *p, const uint64_t *codes, uint32_t n, unsigne
 	unsigned b;
 	uint32_t i;
 
+	if (w == WIDTH_SPARSE) {
+		uint8_t *count = p;
+
+		for (i = 0, p += 4; i < n; i++)
+			if (codes[i]) {
+				put_u32(p, i);
+				put_u64(p + 4, codes[i]);
+				p += SPARSE_ENTRY_SIZE;
+			}
+		put_u32(count, (uint32_t)((p - count - 4) / SPARSE_ENTRY_SIZE));
+		return p;
+	}
 	if (!w) {
 		for (i = 0; i < n; i++)
 			p = put_varint(p, codes[i]);
 		return p;
 	}
-	for (b = 0; b < (w & ~WIDTH_PLANES); b++)
+	for (b = 0; b < (w & ~WIDTH_PLANES); b++, p += n)
 		for (i = 0; i < n; i++)
-			*p++ = (uint8_t)(codes[i] >> 8 * b);
+			p[i] = (uint8_t)(codes[i] >> 8 * b);
 	return p;
+}
+
+static const char *get_sparse(const uint8_t *p, size_t len, uint64_t *codes, uint32_t n)
+{
+	uint32_t m, j, i, next = 0;
+
+	if (len < 4 || (m = get_u32(p)) > n || len != 4 + (size_t)m * SPARSE_ENTRY_SIZE)
+		return "column length does not match its width";
+	memset(codes, 0, (size_t)n * sizeof(*codes));
+	for (j = 0, p += 4; j < m; j++, p += SPARSE_ENTRY_SIZE) {
+		if ((i = get_u32(p)) < next || i >= n)
+			return "sparse codes out of order";
+		codes[i] = get_u64(p + 4);
+		next = i + 1;
+	}
+	return NULL;
 }
 
 /* Reads n codes of width w from p[0..len); NULL or what is wrong. */
@@ -133,6 +176,8 @@ static const char *get_codes(const uint8_t *p, size_t len, uint64_t *codes, uint
 	unsigned b, planes = w & ~WIDTH_PLANES;
 	uint32_t i;
 
+	if (w == WIDTH_SPARSE)
+		return get_sparse(p, len, codes, n);
 	if (w == 0) {
 		for (i = 0; i < n; i++) {
 			uint64_t v = 0;
@@ -165,18 +210,30 @@ static const char *get_codes(const uint8_t *p, size_t len, uint64_t *codes, uint
 }
 
 /*
- * With PRED_ZERO, 0 is coded 0; a non-zero value's zigzag delta z skips the
- * one delta that would mean 0 (z0), so the codes stay a bijection on 64 bits.
+ * With PRED_RISE the difference is taken as it is, for a column that does
+ * not fall, rather than zigzagged. With PRED_ZERO, 0 is coded 0; a non-zero
+ * value's difference z skips the one difference that would mean 0 (z0), so
+ * the codes stay a bijection on 64 bits.
  */
+static inline uint64_t diff_code(uint64_t d, unsigned flags)
+{
+	return flags & PRED_RISE ? d : zigzag(d);
+}
+
+static inline uint64_t diff_of(uint64_t c, unsigned flags)
+{
+	return flags & PRED_RISE ? c : unzigzag(c);
+}
+
 static inline uint64_t code_of(uint64_t v, uint64_t pred, unsigned flags)
 {
-	uint64_t z = zigzag(v - pred), z0;
+	uint64_t z = diff_code(v - pred, flags), z0;
 
 	if (!(flags & PRED_ZERO))
 		return z;
 	if (!v)
 		return 0;
-	z0 = zigzag(-pred);
+	z0 = diff_code(-pred, flags);
 	return z < z0 ? z + 1 : z;
 }
 
@@ -185,58 +242,102 @@ static inline uint64_t value_of(uint64_t c, uint64_t pred, unsigned flags)
 	uint64_t z0;
 
 	if (!(flags & PRED_ZERO))
-		return pred + unzigzag(c);
+		return pred + diff_of(c, flags);
 	if (!c)
 		return 0;
-	z0 = zigzag(-pred);
-	return pred + unzigzag(c <= z0 ? c - 1 : c);
+	z0 = diff_code(-pred, flags);
+	return pred + diff_of(c <= z0 ? c - 1 : c, flags);
 }
 
 /*
  * The delta codec in one loop for both directions: encode turns vals[c]
- * into codes, decode the reverse, with the same predictions.
+ * into codes, decode the reverse, with the same predictions. Inlined with
+ * decode and flags known, so that the loops test neither.
  */
-static void delta_run(const struct column_def *cols, unsigned c, uint64_t *const *vals,
-		      uint32_t *const *keyidx, uint32_t keyn, uint32_t n, uint64_t base,
-		      uint64_t *codes, uint32_t *last, int decode)
+/* A code to decode: from the record's bytes when each is one byte (narrow), so that they need no pass of their own. */
+static inline uint64_t code_in(const uint64_t *codes, const uint8_t *bytes, uint32_t i, int narrow)
 {
-	const struct column_def *d = &cols[c];
-	uint64_t *v = vals[c];
-	const uint64_t *src = vals[d->src == COL_NONE ? c : d->src];
+	return narrow ? bytes[i] : codes[i];
+}
+
+static inline __attribute__((always_inline)) void
+delta_loop(uint64_t *v, const uint64_t *src, const uint32_t *k, uint32_t keyn, uint32_t n, uint64_t base,
+	   uint64_t *codes, const uint8_t *bytes, int narrow, uint64_t *last, struct code_stats *st, int decode,
+	   unsigned flags)
+{
+	struct code_stats acc = { 0, 0 };
 	uint32_t i;
 
-	if (d->flags & PRED_SAME) {
+	if (flags & PRED_SAME) {
 		for (i = 0; i < n; i++) {
 			if (decode)
-				v[i] = value_of(codes[i], src[i], d->flags);
+				v[i] = value_of(code_in(codes, bytes, i, narrow), src[i], flags);
 			else
-				codes[i] = code_of(v[i], src[i], d->flags);
+				stats_add(&acc, codes[i] = code_of(v[i], src[i], flags));
 		}
-	} else if (d->key != COL_NONE) {
-		const uint32_t *k = keyidx[d->key];
-
+	} else if (k) {
+		/* the source's value at the key's last event, the base before its first */
 		for (i = 0; i < keyn; i++)
-			last[i] = NO_EVENT;
+			last[i] = base;
 		for (i = 0; i < n; i++) {
-			uint32_t j = last[k[i]];
-			uint64_t pred = j == NO_EVENT ? base : src[j];
-
 			if (decode)
-				v[i] = value_of(codes[i], pred, d->flags);
+				v[i] = value_of(code_in(codes, bytes, i, narrow), last[k[i]], flags);
 			else
-				codes[i] = code_of(v[i], pred, d->flags);
-			last[k[i]] = i;
+				stats_add(&acc, codes[i] = code_of(v[i], last[k[i]], flags));
+			last[k[i]] = src[i];
 		}
 	} else {
 		uint64_t pred = base;
 
 		for (i = 0; i < n; i++) {
 			if (decode)
-				v[i] = value_of(codes[i], pred, d->flags);
+				v[i] = value_of(code_in(codes, bytes, i, narrow), pred, flags);
 			else
-				codes[i] = code_of(v[i], pred, d->flags);
+				stats_add(&acc, codes[i] = code_of(v[i], pred, flags));
 			pred = src[i];
 		}
+	}
+	if (!decode)
+		*st = acc;
+}
+
+/*
+ * Encoding, st gets what the width is picked from; decoding, it is NULL,
+ * and the codes are in codes or, narrow, the bytes of the record.
+ */
+static inline __attribute__((always_inline)) void
+delta_run(const struct column_def *cols, unsigned c, uint64_t *const *vals, uint32_t *const *keyidx,
+	  uint32_t keyn, uint32_t n, uint64_t base, uint64_t *codes, const uint8_t *bytes, int narrow,
+	  uint64_t *last, struct code_stats *st, int decode)
+{
+	const struct column_def *d = &cols[c];
+	uint64_t *v = vals[c];
+	const uint64_t *src = vals[d->src == COL_NONE ? c : d->src];
+	const uint32_t *k = d->key == COL_NONE ? NULL : keyidx[d->key];
+
+	/* the predictors of the schemas, each its own loop; any other mix in a loop that tests */
+	switch (d->flags) {
+	case 0:
+		delta_loop(v, src, k, keyn, n, base, codes, bytes, narrow, last, st, decode, 0);
+		break;
+	case PRED_ZERO:
+		delta_loop(v, src, k, keyn, n, base, codes, bytes, narrow, last, st, decode, PRED_ZERO);
+		break;
+	case PRED_RISE:
+		delta_loop(v, src, k, keyn, n, base, codes, bytes, narrow, last, st, decode, PRED_RISE);
+		break;
+	case PRED_SAME:
+		delta_loop(v, src, k, keyn, n, base, codes, bytes, narrow, last, st, decode, PRED_SAME);
+		break;
+	case PRED_SAME | PRED_ZERO:
+		delta_loop(v, src, k, keyn, n, base, codes, bytes, narrow, last, st, decode, PRED_SAME | PRED_ZERO);
+		break;
+	case PRED_SAME | PRED_RISE:
+		delta_loop(v, src, k, keyn, n, base, codes, bytes, narrow, last, st, decode, PRED_SAME | PRED_RISE);
+		break;
+	default:
+		delta_loop(v, src, k, keyn, n, base, codes, bytes, narrow, last, st, decode, d->flags);
+		break;
 	}
 }
 
@@ -246,30 +347,123 @@ static inline uint32_t hash64(uint64_t v)
 	return (uint32_t)(v >> 40);
 }
 
-/* Fills s->dict with the distinct values in order of appearance, codes with their indexes. */
-static uint32_t dict_build(const uint64_t *v, uint32_t n, struct column_scratch *s, uint32_t *idx)
+/*
+ * The slot of (v, key) in the dictionary's hash table: where it is, or the
+ * empty one where it goes. Without keyed, every key is 0.
+ */
+static inline __attribute__((always_inline)) uint32_t
+dict_slot(const struct column_scratch *s, uint64_t v, uint32_t key, int keyed)
 {
-	uint32_t i, nd = 0, gen = ++s->gen;
+	uint32_t h = hash64(v ^ (uint64_t)key * 0xff51afd7ed558ccdull) & s->mask, e;
 
-	if (!gen) {
-		memset(s->slot_gen, 0, DICT_SLOTS * sizeof(*s->slot_gen));
-		gen = s->gen = 1;
-	}
+	while ((e = s->slots[h]) && (s->dict[e - 1] != v || (keyed && s->dict_key[e - 1] != key)))
+		h = (h + 1) & s->mask;
+	return h;
+}
+
+static void dict_grow(struct column_scratch *s, uint32_t nd)
+{
+	uint32_t e;
+
+	s->mask = 2 * s->mask + 1;
+	memset(s->slots, 0, (s->mask + 1) * sizeof(*s->slots));
+	for (e = 0; e < nd; e++)
+		s->slots[dict_slot(s, s->dict[e], s->dict_key[e], 1)] = e + 1;
+}
+
+/* dict_build's loop, inlined with keyed known so that an unkeyed column neither compares nor counts keys. */
+static inline __attribute__((always_inline)) uint32_t
+dict_loop(const uint64_t *v, const uint32_t *k, uint32_t n, struct column_scratch *s, uint32_t *idx,
+	  struct code_stats *st, int keyed)
+{
+	struct code_stats acc = { 0, 0 };
+	uint64_t *count = s->last;
+	uint32_t i, nd = 0;
+
 	for (i = 0; i < n; i++) {
-		uint32_t h = hash64(v[i]) & (DICT_SLOTS - 1);
+		uint32_t key = keyed ? k[i] : 0, h = dict_slot(s, v[i], key, keyed), e;
 
-		while (s->slot_gen[h] == gen && s->slot_val[h] != v[i])
-			h = (h + 1) & (DICT_SLOTS - 1);
-		if (s->slot_gen[h] != gen) {
-			s->slot_gen[h] = gen;
-			s->slot_val[h] = v[i];
-			s->slot_idx[h] = nd;
-			s->dict[nd++] = v[i];
+		if (!(e = s->slots[h])) {
+			s->dict[nd] = v[i];
+			s->dict_key[nd] = key;
+			s->dict_code[nd] = keyed ? (uint32_t)count[key]++ : nd;
+			s->slots[h] = e = ++nd;
+			if (2 * nd > s->mask + 1)
+				dict_grow(s, nd);
 		}
-		idx[i] = s->slot_idx[h];
-		s->codes[i] = idx[i];
+		idx[i] = e - 1;
+		stats_add(&acc, s->codes[i] = keyed ? s->dict_code[e - 1] : e - 1);
 	}
+	*st = acc;
 	return nd;
+}
+
+/*
+ * Fills s->dict with the distinct values (with a key k: the distinct pairs
+ * of key and value) in order of appearance, idx with their entries, and
+ * s->codes with the entries or, with a key, each value's number among its key's.
+ */
+static uint32_t dict_build(const uint64_t *v, const uint32_t *k, uint32_t keyn, uint32_t n,
+			   struct column_scratch *s, uint32_t *idx, struct code_stats *st)
+{
+	s->mask = DICT_MIN_SLOTS - 1;
+	memset(s->slots, 0, DICT_MIN_SLOTS * sizeof(*s->slots));
+	if (!k)
+		return dict_loop(v, NULL, n, s, idx, st, 0);
+	memset(s->last, 0, keyn * sizeof(*s->last));
+	return dict_loop(v, k, n, s, idx, st, 1);
+}
+
+/* An unkeyed dictionary's codes, from codes or, narrow, the record's bytes, to entries and values. */
+static inline __attribute__((always_inline)) const char *
+dict_values(const struct column_scratch *s, const uint64_t *codes, const uint8_t *bytes, int narrow,
+	    uint32_t nd, uint32_t n, uint32_t *idx, uint64_t *v)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		uint64_t code = code_in(codes, bytes, i, narrow);
+
+		if (code >= nd)
+			return "dictionary index out of range";
+		idx[i] = (uint32_t)code;
+		v[i] = s->dict[code];
+	}
+	return NULL;
+}
+
+/*
+ * A keyed dictionary's codes back to entries: a code equal to the number of
+ * values its key has had so far takes the next entry of the dictionary.
+ */
+static const char *dict_keyed(struct column_scratch *s, const uint32_t *k, uint32_t keyn, uint32_t nd,
+			      uint32_t n, uint32_t *idx, uint64_t *v)
+{
+	uint64_t *start = s->last, *count = s->last + keyn, at = 0;
+	uint32_t *entry = s->dict_code, i, next = 0;
+
+	memset(count, 0, keyn * sizeof(*count));
+	for (i = 0; i < n; i++) {
+		if (s->codes[i] > count[k[i]])
+			return "dictionary index out of range";
+		count[k[i]] += s->codes[i] == count[k[i]];
+	}
+	for (i = 0; i < keyn; i++) {
+		start[i] = at;
+		at += count[i];
+		count[i] = 0;
+	}
+	if (at != nd)
+		return "dictionary does not match its indexes";
+	for (i = 0; i < n; i++) {
+		uint32_t *first = &entry[start[k[i]]];
+
+		if (s->codes[i] == count[k[i]])
+			first[count[k[i]]++] = next++;
+		idx[i] = first[s->codes[i]];
+		v[i] = s->dict[idx[i]];
+	}
+	return NULL;
 }
 
 static uint32_t rle_build(const uint64_t *v, uint32_t n, uint8_t *p)
@@ -297,6 +491,7 @@ int column_encode(struct buf *out, const struct column_def *cols, unsigned c,
 		  struct column_scratch *s)
 {
 	const struct column_def *d = &cols[c];
+	struct code_stats st;
 	uint64_t base = 0;
 	uint32_t nd = 0;
 	unsigned w = 0;
@@ -308,12 +503,13 @@ int column_encode(struct buf *out, const struct column_def *cols, unsigned c,
 		if (!(d->flags & PRED_SAME))
 			base = n ? vals[d->src == COL_NONE ? c : d->src][0] : 0;
 		delta_run(cols, c, vals, keyidx, d->key == COL_NONE ? 0 : keyn[d->key], n, base,
-			  s->codes, s->last, 0);
-		w = pick_width(s->codes, n, &size);
+			  s->codes, NULL, 0, s->last, &st, 0);
+		w = pick_width(s->codes, n, &st, &size);
 		break;
 	case ENC_DICT:
-		nd = keyn[c] = dict_build(vals[c], n, s, keyidx[c]);
-		w = pick_width(s->codes, n, &size);
+		nd = keyn[c] = dict_build(vals[c], d->key == COL_NONE ? NULL : keyidx[d->key],
+					  d->key == COL_NONE ? 0 : keyn[d->key], n, s, keyidx[c], &st);
+		w = pick_width(s->codes, n, &st, &size);
 		head += 4 + 8 * (size_t)nd;
 		break;
 	case ENC_RLE:
@@ -363,24 +559,31 @@ const char *column_decode(const uint8_t *rec, size_t len, const struct column_de
 	len -= COLUMN_HEADER_SIZE;
 	switch (d->enc) {
 	case ENC_DELTA:
+		if (w == 1 && len == n) {
+			delta_run(cols, c, vals, keyidx, d->key == COL_NONE ? 0 : keyn[d->key], n, base,
+				  NULL, p, 1, s->last, NULL, 1);
+			return NULL;
+		}
 		if ((err = get_codes(p, len, s->codes, n, w)))
 			return err;
 		delta_run(cols, c, vals, keyidx, d->key == COL_NONE ? 0 : keyn[d->key], n, base,
-			  s->codes, s->last, 1);
+			  s->codes, NULL, 0, s->last, NULL, 1);
 		return NULL;
 	case ENC_DICT:
 		if (len < 4 || (nd = get_u32(p)) > n || len - 4 < 8 * (size_t)nd)
 			return "bad dictionary";
-		if ((err = get_codes(p + 4 + 8 * (size_t)nd, len - 4 - 8 * (size_t)nd, s->codes, n, w)))
-			return err;
-		for (i = 0; i < n; i++) {
-			if (s->codes[i] >= nd)
-				return "dictionary index out of range";
-			keyidx[c][i] = (uint32_t)s->codes[i];
-			v[i] = get_u64(p + 4 + 8 * s->codes[i]);
-		}
+		for (i = 0; i < nd; i++)
+			s->dict[i] = get_u64(p + 4 + 8 * i);
 		keyn[c] = nd;
-		return NULL;
+		p += 4 + 8 * (size_t)nd;
+		len -= 4 + 8 * (size_t)nd;
+		if (d->key == COL_NONE && w == 1 && len == n)
+			return dict_values(s, NULL, p, 1, nd, n, keyidx[c], v);
+		if ((err = get_codes(p, len, s->codes, n, w)))
+			return err;
+		if (d->key != COL_NONE)
+			return dict_keyed(s, keyidx[d->key], keyn[d->key], nd, n, keyidx[c], v);
+		return dict_values(s, s->codes, NULL, 0, nd, n, keyidx[c], v);
 	case ENC_RLE:
 		if (len < 4 || (runs = get_u32(p)) > n || len != 4 + 12 * (size_t)runs)
 			return "bad run lengths";

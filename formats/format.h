@@ -10,8 +10,8 @@
 #include <string.h>
 #include "../lib/event.h"
 
-#define FORMAT_MAJOR 1
-#define FORMAT_MINOR 2
+#define FORMAT_MAJOR 2
+#define FORMAT_MINOR 0
 #define FORMAT_MAGIC "INGERO\x1a\n"
 #define FORMAT_MAGIC_LEN 8
 
@@ -35,7 +35,7 @@
 #define TRAILER_SIZE 16
 
 /* What a writer produces and a reader accepts: the bounds on hostile input. */
-#define BLOCK_MAX_EVENTS 16384
+#define BLOCK_MAX_EVENTS 65536
 #define SECTION_MAX (64u << 20)
 #define HEADER_MAX (16u << 20)
 #define STRING_MAX 65535u
@@ -46,6 +46,15 @@
 #define MAX_APIS 65536
 #define INDEX_MAX_ENTRIES (1u << 22)
 #define CHECKPOINT_NS 1000000000ull
+/* How far ahead the per-event paths prefetch a column: four cache lines of values. */
+#define PREFETCH_AHEAD 32
+/*
+ * A stream's columns lie in one allocation, each this many values after the
+ * one before: an odd number of cache lines more than a block, so that the
+ * columns' values of one event do not all fall in the same cache set, and
+ * room for the prefetch past a column's end.
+ */
+#define COLUMN_STRIDE (BLOCK_MAX_EVENTS + PREFETCH_AHEAD + 8)
 
 enum index_kind { INDEX_STRINGS = 1, INDEX_BLOCK = 2 };
 
@@ -55,14 +64,21 @@ enum column_type { TYPE_U32 = 1, TYPE_I32 = 2, TYPE_U64 = 3, TYPE_STRING = 4 };
  * delta: code = zigzag(value - prediction), the prediction being the src
  * column's value at the last event with the same key (or the previous
  * event, without a key; or this event, with PRED_SAME). dict: an index into
- * the block's table of values. rle: (value, run) pairs.
+ * the block's table of values, with a key among the values of that key
+ * only. rle: (value, run) pairs.
  */
 enum column_encoding { ENC_DELTA = 1, ENC_DICT = 2, ENC_RLE = 3 };
 #define PRED_ZERO 0x1	/* 0 is coded as 0 and the other codes move up by one */
 #define PRED_SAME 0x2	/* predict from src at the same event */
+#define PRED_RISE 0x4	/* code = value - prediction, not zigzagged: the column seldom falls */
 #define COL_NONE 0xffff
-/* A column record's width: 0 varints, 1 one byte each, WIDTH_PLANES | 2..8 that many byte planes. */
+/*
+ * A column record's width: 0 varints, 1 one byte each, WIDTH_PLANES | 2..8
+ * that many byte planes, WIDTH_SPARSE the few codes that are not 0.
+ */
 #define WIDTH_PLANES 0x10
+#define WIDTH_SPARSE 0x20
+#define SPARSE_ENTRY_SIZE 12
 
 struct column_def {
 	const char *name, *unit;
@@ -89,18 +105,6 @@ static inline uint64_t get_u64(const uint8_t *p) { return get_u32(p) | (uint64_t
 static inline uint64_t zigzag(uint64_t d) { return (d << 1) ^ (uint64_t)((int64_t)d >> 63); }
 static inline uint64_t unzigzag(uint64_t c) { return (c >> 1) ^ -(c & 1); }
 
-/* A field of an event as a 64-bit value: signed fields sign-extended, strings as ids. */
-static inline uint64_t field_get(const void *ev, const struct column_def *c)
-{
-	const char *p = (const char *)ev + c->off;
-
-	switch (c->type) {
-	case TYPE_U32: return *(const uint32_t *)p;
-	case TYPE_I32: return (uint64_t)(int64_t)*(const int32_t *)p;
-	default: return *(const uint64_t *)p;
-	}
-}
-
 uint32_t crc32c(uint32_t crc, const void *buf, size_t len);
 
 /* A growing byte buffer for building sections; the owner frees data. */
@@ -119,10 +123,13 @@ const char *section_check(const uint8_t *sec, size_t size, uint32_t tag);
 /* Column codecs (formats/columns.c): vals[n] <-> the column record at out. */
 struct column_scratch {
 	uint64_t *codes;	/* BLOCK_MAX_EVENTS each */
-	uint32_t *last;		/* the last event per key index */
+	/* per key index: the source column's last value, or a keyed dictionary's first entry and count */
+	uint64_t *last;		/* 2 * BLOCK_MAX_EVENTS */
 	uint64_t *dict;		/* the dictionary's values */
-	uint64_t *slot_val;	/* the dictionary's hash table */
-	uint32_t *slot_idx, *slot_gen, gen;
+	uint32_t *dict_key;	/* the key index of each */
+	/* encode: the code of each entry; decode: each key's entries in turn, the keys one after the other */
+	uint32_t *dict_code;
+	uint32_t *slots, mask;	/* the dictionary's hash table of entry + 1, 0 empty */
 };
 /* The dictionary's hash table is the encoder's alone. */
 int column_scratch_init(struct column_scratch *s, int encode);

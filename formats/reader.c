@@ -54,7 +54,7 @@ struct cursor {
 	uint32_t *blocks, nblocks, next;
 	uint32_t n, i;
 	const uint64_t *keys;
-	uint64_t *vals[MAX_COLUMNS];
+	uint64_t *vals[MAX_COLUMNS];	/* COLUMN_STRIDE apart; vals[0] is the allocation */
 	struct field fields[FIELD_KINDS][MAX_COLUMNS];
 	unsigned nfields[FIELD_KINDS];
 	uint64_t seek_ts;
@@ -89,10 +89,10 @@ struct ingero_reader {
 	uint32_t nchunks;
 
 	struct cursor cur[INGERO_NR_STREAMS];
-	/* the stream that came first, and while it stays below this bound it comes next again */
-	int run;
-	uint64_t run_bound;
-	unsigned run_bound_s;
+	/* the streams being read that have events left, in the order of their next one */
+	uint8_t order[INGERO_NR_STREAMS];
+	unsigned nactive;
+	int ordered;
 	uint32_t mask, limit, scan_limit;
 	struct column_scratch scratch;
 	uint32_t *keyidx[MAX_COLUMNS], keyn[MAX_COLUMNS];
@@ -294,14 +294,12 @@ static void parse_apis(struct ingero_reader *r, struct in *in)
 	}
 }
 
-/* Since 1.2: a word of flags per API; a header that ends before them has none. */
+/* A word of flags per API, after the schema. */
 static void parse_api_flags(struct ingero_reader *r, struct in *in)
 {
 	struct ingero_api *apis = (struct ingero_api *)r->h.apis;
 	uint32_t i;
 
-	if (in->p == in->end)
-		return;
 	for (i = 0; i < r->h.napis; i++)
 		apis[i].flags = in_u32(in);
 }
@@ -312,10 +310,10 @@ static int column_usable(const struct fstream *fs, unsigned c)
 
 	if (d->type < TYPE_U32 || d->type > TYPE_STRING || d->enc < ENC_DELTA || d->enc > ENC_RLE)
 		return 0;
-	if (d->enc != ENC_DELTA)
-		return 1;
 	if (d->key != COL_NONE && (d->key >= c || fs->cols[d->key].d.enc != ENC_DICT || !fs->cols[d->key].usable))
 		return 0;
+	if (d->enc != ENC_DELTA)
+		return 1;
 	if (d->flags & PRED_SAME)
 		return d->src < c && fs->cols[d->src].usable;
 	return d->src == COL_NONE || (d->src < c && fs->cols[d->src].usable);
@@ -690,7 +688,6 @@ struct ingero_reader *ingero_reader_open_fd(int fd, const char *name)
 	r->fd = fd;
 	r->limit = NO_LIMIT;
 	r->mask = (1u << INGERO_NR_STREAMS) - 1;
-	r->run = -1;
 	if (!(r->name = strdup(name)) || !(r->dctx = ZSTD_createDCtx()) ||
 	    !(r->strs = malloc(256 * sizeof(*r->strs))) || column_scratch_init(&r->scratch, 0)) {
 		error_errno("cannot read '%s'", name);
@@ -755,12 +752,24 @@ const struct ingero_header *ingero_reader_header(const struct ingero_reader *r)
 void ingero_reader_streams(struct ingero_reader *r, uint32_t mask)
 {
 	r->mask = mask;
-	r->run = -1;
+	r->ordered = 0;
 }
 
 int ingero_reader_indexed(const struct ingero_reader *r)
 {
 	return r->indexed;
+}
+
+/* The arrays of a stream's ncols columns, in one allocation. */
+static int cursor_alloc(struct cursor *c, unsigned ncols)
+{
+	unsigned col;
+
+	if (!(c->vals[0] = malloc((size_t)ncols * COLUMN_STRIDE * sizeof(uint64_t))))
+		return -1;
+	for (col = 1; col < ncols; col++)
+		c->vals[col] = c->vals[0] + (size_t)col * COLUMN_STRIDE;
+	return 0;
 }
 
 /* Decodes the columns of the block section in r->sec into c's arrays. */
@@ -794,7 +803,7 @@ static const char *decode_block(struct ingero_reader *r, struct cursor *c, const
 			return "column encoding differs from the header";
 		if (fc->usable && (fc->d.key == COL_NONE || (present >> fc->d.key & 1)) &&
 		    (fc->d.src == COL_NONE || (present >> fc->d.src & 1))) {
-			if (!c->vals[col] && !(c->vals[col] = malloc(BLOCK_MAX_EVENTS * sizeof(uint64_t))))
+			if (!c->vals[0] && cursor_alloc(c, fs->ncols))
 				return "out of memory";
 			if (fc->d.enc == ENC_DICT && !r->keyidx[col] &&
 			    !(r->keyidx[col] = malloc(BLOCK_MAX_EVENTS * sizeof(uint32_t))))
@@ -879,42 +888,40 @@ static int load_next(struct ingero_reader *r, struct cursor *c)
 	return 0;
 }
 
-/*
- * The stream whose next event comes first: ties go to the lower stream, as
- * the writer's order does. Remembers the runner-up's key, so that the
- * events up to it come without another look at every stream.
- */
-static int pick_stream(struct ingero_reader *r)
+/* Whether stream a's next event comes before stream b's: ties go to the lower stream, as the writer's order does. */
+static inline int comes_before(const struct ingero_reader *r, unsigned a, unsigned b)
 {
-	uint64_t best_key = 0, second = UINT64_MAX;
-	unsigned s, second_s = INGERO_NR_STREAMS;
-	int best = -1;
+	uint64_t ka = r->cur[a].keys[r->cur[a].i], kb = r->cur[b].keys[r->cur[b].i];
 
+	return ka < kb || (ka == kb && a < b);
+}
+
+/* Moves the first stream of the order to where its next event now belongs. */
+static void order_sift(struct ingero_reader *r)
+{
+	unsigned j, s = r->order[0];
+
+	for (j = 0; j + 1 < r->nactive && comes_before(r, r->order[j + 1], s); j++)
+		r->order[j] = r->order[j + 1];
+	r->order[j] = (uint8_t)s;
+}
+
+/* Orders the streams asked for that have events left, loading their first blocks. */
+static void order_build(struct ingero_reader *r)
+{
+	unsigned s;
+
+	r->nactive = 0;
 	for (s = 0; s < INGERO_NR_STREAMS; s++) {
 		struct cursor *c = &r->cur[s];
-		uint64_t key;
 
-		if (c->done || !(r->mask >> s & 1))
+		if (c->done || !(r->mask >> s & 1) || (c->i == c->n && !load_next(r, c)))
 			continue;
-		if (c->i == c->n && !load_next(r, c))
-			continue;
-		key = c->keys[c->i];
-		if (best < 0 || key < best_key) {
-			if (best >= 0) {
-				second = best_key;
-				second_s = (unsigned)best;
-			}
-			best = (int)s;
-			best_key = key;
-		} else if (key < second) {
-			second = key;
-			second_s = s;
-		}
+		memmove(r->order + 1, r->order, r->nactive++);
+		r->order[0] = (uint8_t)s;
+		order_sift(r);
 	}
-	r->run = best;
-	r->run_bound = second;
-	r->run_bound_s = second_s;
-	return best;
+	r->ordered = 1;
 }
 
 static const struct ingero_event blank_event;
@@ -923,29 +930,38 @@ int ingero_reader_next(struct ingero_reader *r, struct ingero_event *ev)
 {
 	struct cursor *best;
 	const struct field *fd;
-	unsigned f;
+	unsigned f, bs;
 	uint32_t i;
-	int bs = r->run;
 
-	if (bs >= 0) {
-		best = &r->cur[bs];
-		if (best->i == best->n || best->keys[best->i] > r->run_bound ||
-		    (best->keys[best->i] == r->run_bound && (unsigned)bs > r->run_bound_s))
-			bs = -1;
-	}
-	if (bs < 0 && (bs = pick_stream(r)) < 0)
+	if (!r->ordered)
+		order_build(r);
+	if (!r->nactive)
 		return r->err[0] ? -1 : 0;
+	bs = r->order[0];
 	best = &r->cur[bs];
 	i = best->i++;
 	/* a copy of a blank event, which compiles to vector moves rather than a slow-starting rep stos */
 	*ev = blank_event;
-	ev->stream = (uint32_t)bs;
-	for (f = 0, fd = best->fields[FIELD_64]; f < best->nfields[FIELD_64]; f++, fd++)
+	ev->stream = bs;
+	/* a stream's columns outnumber what the hardware prefetcher follows */
+	for (f = 0, fd = best->fields[FIELD_64]; f < best->nfields[FIELD_64]; f++, fd++) {
+		__builtin_prefetch(&fd->vals[i + PREFETCH_AHEAD]);
 		*(uint64_t *)((char *)ev + fd->off) = fd->vals[i];
-	for (f = 0, fd = best->fields[FIELD_32]; f < best->nfields[FIELD_32]; f++, fd++)
+	}
+	for (f = 0, fd = best->fields[FIELD_32]; f < best->nfields[FIELD_32]; f++, fd++) {
+		__builtin_prefetch(&fd->vals[i + PREFETCH_AHEAD]);
 		*(uint32_t *)((char *)ev + fd->off) = (uint32_t)fd->vals[i];
-	for (f = 0, fd = best->fields[FIELD_STR]; f < best->nfields[FIELD_STR]; f++, fd++)
+	}
+	for (f = 0, fd = best->fields[FIELD_STR]; f < best->nfields[FIELD_STR]; f++, fd++) {
+		__builtin_prefetch(&fd->vals[i + PREFETCH_AHEAD]);
 		*(const char **)((char *)ev + fd->off) = r->strs[fd->vals[i]];
+	}
+	/* the event is copied out, so the stream's next block may replace its columns now */
+	if (best->i < best->n || load_next(r, best)) {
+		if (r->nactive > 1 && comes_before(r, r->order[1], bs))
+			order_sift(r);
+	} else
+		memmove(r->order, r->order + 1, --r->nactive);
 	return 1;
 }
 
@@ -955,7 +971,7 @@ int ingero_reader_seek(struct ingero_reader *r, uint64_t ts)
 
 	r->limit = r->scan_limit;
 	memcpy(r->err, r->scan_err, sizeof(r->err));
-	r->run = -1;
+	r->ordered = 0;
 	for (s = 0; s < INGERO_NR_STREAMS; s++) {
 		struct cursor *c = &r->cur[s];
 		uint32_t lo = 0, hi = c->nblocks;
@@ -1018,8 +1034,7 @@ void ingero_reader_close(struct ingero_reader *r)
 		close(r->fd);
 	for (s = 0; s < INGERO_NR_STREAMS; s++) {
 		free(r->cur[s].blocks);
-		for (c = 0; c < MAX_COLUMNS; c++)
-			free(r->cur[s].vals[c]);
+		free(r->cur[s].vals[0]);
 	}
 	for (s = 0; s < MAX_STREAMS; s++) {
 		free(r->streams[s].cols);

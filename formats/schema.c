@@ -12,7 +12,7 @@
  * A delta column's key and src come before it; keys are dict columns.
  */
 static const struct column_def call_cols[] = {
-	{ "end_ns",    "ns",    TYPE_U64, ENC_DELTA, 0, N, N, EV(call.end_ns) },
+	{ "end_ns",    "ns",    TYPE_U64, ENC_DELTA, PRED_RISE, N, N, EV(call.end_ns) },
 	{ "ts",        "ns",    TYPE_U64, ENC_DELTA, PRED_SAME, N, 0, EV(ts) },
 	{ "tid",       "tid",   TYPE_U32, ENC_DICT,  0, N, N, EV(call.tid) },
 	{ "pid",       "pid",   TYPE_U32, ENC_DELTA, 0, 2, N, EV(call.pid) },
@@ -20,18 +20,18 @@ static const struct column_def call_cols[] = {
 	{ "api",       "api",   TYPE_U32, ENC_DICT,  0, N, N, EV(call.api) },
 	{ "id",        "id",    TYPE_U64, ENC_DELTA, 0, N, N, EV(call.id) },
 	{ "parent",    "id",    TYPE_U64, ENC_DELTA, PRED_SAME | PRED_ZERO, N, 6, EV(call.parent) },
-	{ "arg0",      "",      TYPE_U64, ENC_DELTA, PRED_ZERO, 5, N, EV(call.args[0]) },
-	{ "arg1",      "",      TYPE_U64, ENC_DELTA, PRED_ZERO, 5, N, EV(call.args[1]) },
-	{ "arg2",      "",      TYPE_U64, ENC_DELTA, PRED_ZERO, 5, N, EV(call.args[2]) },
-	{ "arg3",      "",      TYPE_U64, ENC_DELTA, PRED_ZERO, 5, N, EV(call.args[3]) },
-	{ "arg4",      "",      TYPE_U64, ENC_DELTA, PRED_ZERO, 5, N, EV(call.args[4]) },
-	{ "arg5",      "",      TYPE_U64, ENC_DELTA, PRED_ZERO, 5, N, EV(call.args[5]) },
+	{ "arg0",      "",      TYPE_U64, ENC_DICT,  0, 5, N, EV(call.args[0]) },
+	{ "arg1",      "",      TYPE_U64, ENC_DICT,  0, 5, N, EV(call.args[1]) },
+	{ "arg2",      "",      TYPE_U64, ENC_DICT,  0, 5, N, EV(call.args[2]) },
+	{ "arg3",      "",      TYPE_U64, ENC_DICT,  0, 5, N, EV(call.args[3]) },
+	{ "arg4",      "",      TYPE_U64, ENC_DICT,  0, 5, N, EV(call.args[4]) },
+	{ "arg5",      "",      TYPE_U64, ENC_DICT,  0, 5, N, EV(call.args[5]) },
 	{ "ret",       "",      TYPE_U64, ENC_RLE,   0, N, N, EV(call.ret) },
 	{ "out",       "",      TYPE_U64, ENC_DELTA, PRED_ZERO, 5, N, EV(call.out) },
 };
 
 static const struct column_def switch_cols[] = {
-	{ "ts",         "ns",    TYPE_U64,    ENC_DELTA, 0, N, N, EV(ts) },
+	{ "ts",         "ns",    TYPE_U64,    ENC_DELTA, PRED_RISE, N, N, EV(ts) },
 	{ "cpu",        "cpu",   TYPE_U32,    ENC_DICT,  0, N, N, EV(sw.cpu) },
 	{ "next_tid",   "tid",   TYPE_I32,    ENC_DICT,  0, N, N, EV(sw.next_tid) },
 	{ "prev_tid",   "tid",   TYPE_I32,    ENC_DELTA, 0, 1, 2, EV(sw.prev_tid) },
@@ -43,17 +43,17 @@ static const struct column_def switch_cols[] = {
 };
 
 static const struct column_def wakeup_cols[] = {
-	{ "ts",         "ns",    TYPE_U64,    ENC_DELTA, 0, N, N, EV(ts) },
+	{ "ts",         "ns",    TYPE_U64,    ENC_DELTA, PRED_RISE, N, N, EV(ts) },
 	{ "cpu",        "cpu",   TYPE_U32,    ENC_DICT,  0, N, N, EV(wakeup.cpu) },
 	{ "wakee_tid",  "tid",   TYPE_I32,    ENC_DICT,  0, N, N, EV(wakeup.wakee_tid) },
-	{ "waker_tid",  "tid",   TYPE_I32,    ENC_DELTA, 0, 1, N, EV(wakeup.waker_tid) },
+	{ "waker_tid",  "tid",   TYPE_I32,    ENC_DICT,  0, N, N, EV(wakeup.waker_tid) },
 	{ "target_cpu", "cpu",   TYPE_U32,    ENC_DELTA, 0, 2, N, EV(wakeup.target_cpu) },
 	{ "wakee_prio", "",      TYPE_I32,    ENC_DELTA, 0, 2, N, EV(wakeup.wakee_prio) },
 	{ "wakee_comm", "",      TYPE_STRING, ENC_DELTA, 0, 2, N, EV(wakeup.wakee_comm) },
 };
 
 static const struct column_def task_cols[] = {
-	{ "ts",         "ns",    TYPE_U64,    ENC_DELTA, 0, N, N, EV(ts) },
+	{ "ts",         "ns",    TYPE_U64,    ENC_DELTA, PRED_RISE, N, N, EV(ts) },
 	{ "kind",       "",      TYPE_U32,    ENC_DICT,  0, N, N, EV(task.kind) },
 	{ "tid",        "tid",   TYPE_U32,    ENC_DICT,  0, N, N, EV(task.tid) },
 	{ "pid",        "pid",   TYPE_U32,    ENC_DELTA, 0, 2, N, EV(task.pid) },
@@ -63,14 +63,14 @@ static const struct column_def task_cols[] = {
 };
 
 static const struct column_def lost_cols[] = {
-	{ "ts",         "ns",    TYPE_U64,    ENC_DELTA, 0, N, N, EV(ts) },
+	{ "ts",         "ns",    TYPE_U64,    ENC_DELTA, PRED_RISE, N, N, EV(ts) },
 	{ "cpu",        "cpu",   TYPE_U32,    ENC_DICT,  0, N, N, EV(lost.cpu) },
-	{ "end_ns",     "ns",    TYPE_U64,    ENC_DELTA, PRED_SAME, N, 0, EV(lost.end_ns) },
+	{ "end_ns",     "ns",    TYPE_U64,    ENC_DELTA, PRED_SAME | PRED_RISE, N, 0, EV(lost.end_ns) },
 	{ "count",      "count", TYPE_U64,    ENC_DELTA, 0, N, N, EV(lost.count) },
 };
 
 static const struct column_def lib_cols[] = {
-	{ "ts",         "ns",    TYPE_U64,    ENC_DELTA, 0, N, N, EV(ts) },
+	{ "ts",         "ns",    TYPE_U64,    ENC_DELTA, PRED_RISE, N, N, EV(ts) },
 	{ "id",         "",      TYPE_U32,    ENC_DELTA, 0, N, N, EV(lib.id) },
 	{ "pid",        "pid",   TYPE_U32,    ENC_DELTA, 0, N, N, EV(lib.pid) },
 	{ "probes",     "count", TYPE_U32,    ENC_DELTA, 0, N, N, EV(lib.probes) },

@@ -39,8 +39,26 @@ struct strcache_slot {
 	uint32_t id, col;	/* col: stream << 8 | column, + 1; 0 is empty */
 };
 
+/* A column as the per-event path fills it: where its values go, and where they come from. */
+struct wfield {
+	uint64_t *vals;
+	const uint64_t *keys;	/* a string column's key column, or NULL */
+	/*
+	 * The string column predicted from this one, and its key column: its
+	 * cache is told this one's id, its likely next value (as a CPU's next
+	 * comm is the comm that next leaves it).
+	 */
+	const uint64_t *feed_keys;
+	uint16_t off, col, feed;
+};
+
+/* The fields of a stream, one list per type so that the loops do not branch. */
+enum { WFIELD_U64, WFIELD_U32, WFIELD_I32, WFIELD_STR, WFIELD_KINDS };
+
 struct stream_buf {
-	uint64_t *vals[MAX_COLUMNS];	/* BLOCK_MAX_EVENTS each */
+	uint64_t *vals[MAX_COLUMNS];	/* COLUMN_STRIDE apart; vals[0] is the allocation */
+	struct wfield fields[WFIELD_KINDS][MAX_COLUMNS];
+	unsigned nfields[WFIELD_KINDS];
 	uint32_t n;
 	uint64_t first, last;
 };
@@ -153,20 +171,30 @@ static int64_t strtab_intern(struct strtab *t, const char *s)
 	return id;
 }
 
-/* The id of string column c of stream s for an event whose key column holds key. */
-static int64_t strcache_intern(struct ingero_writer *w, unsigned s, unsigned c, uint64_t key, const char *str)
+/* The cache slot of string column c of stream s for key, emptied if it held another's. */
+static struct strcache_slot *strcache_slot(struct ingero_writer *w, unsigned s, unsigned c, uint64_t key)
 {
 	uint32_t col = (s << 8 | c) + 1;
 	uint64_t h = (key ^ (uint64_t)col << 40) * 0x9e3779b97f4a7c15ull;
 	struct strcache_slot *e = &w->strcache[h >> 54];
+
+	if (e->col != col || e->key != key)
+		*e = (struct strcache_slot){ key, 0, col };
+	return e;
+}
+
+/* The id of string column c of stream s for an event whose key column holds key. */
+static int64_t strcache_intern(struct ingero_writer *w, unsigned s, unsigned c, uint64_t key, const char *str)
+{
+	struct strcache_slot *e = strcache_slot(w, s, c, key);
 	int64_t id;
 
 	if (!str)
 		return 0;
-	if (e->col == col && e->key == key && !strcmp((char *)w->strings.bytes.data + w->strings.off[e->id - 1], str))
+	if (e->id && !strcmp((char *)w->strings.bytes.data + w->strings.off[e->id - 1], str))
 		return e->id;
 	if ((id = strtab_intern(&w->strings, str)) > 0)
-		*e = (struct strcache_slot){ key, (uint32_t)id, col };
+		e->id = (uint32_t)id;
 	return id;
 }
 
@@ -510,11 +538,28 @@ static int checkpoint(struct ingero_writer *w)
 
 static int stream_alloc(struct stream_buf *sb, const struct stream_def *sd)
 {
+	static const int kind_of[] = { [TYPE_U32] = WFIELD_U32, [TYPE_I32] = WFIELD_I32,
+				       [TYPE_U64] = WFIELD_U64, [TYPE_STRING] = WFIELD_STR };
+	struct wfield *f;
 	unsigned c;
 
-	for (c = 0; c < sd->ncols; c++)
-		if (!(sb->vals[c] = malloc(BLOCK_MAX_EVENTS * sizeof(uint64_t))))
-			return error_errno("cannot allocate the '%s' stream's columns", sd->name);
+	if (!(sb->vals[0] = malloc((size_t)sd->ncols * COLUMN_STRIDE * sizeof(uint64_t))))
+		return error_errno("cannot allocate the '%s' stream's columns", sd->name);
+	for (c = 1; c < sd->ncols; c++)
+		sb->vals[c] = sb->vals[0] + (size_t)c * COLUMN_STRIDE;
+	for (c = 0; c < sd->ncols; c++) {
+		const struct column_def *d = &sd->cols[c];
+		int k = kind_of[d->type];
+
+		sb->fields[k][sb->nfields[k]++] = (struct wfield){
+			sb->vals[c], d->key == COL_NONE ? NULL : sb->vals[d->key], NULL, d->off, (uint16_t)c, 0 };
+	}
+	for (f = sb->fields[WFIELD_STR]; f < sb->fields[WFIELD_STR] + sb->nfields[WFIELD_STR]; f++)
+		for (c = 0; c < sd->ncols; c++)
+			if (sd->cols[c].type == TYPE_STRING && sd->cols[c].src == f->col && sd->cols[c].key != COL_NONE) {
+				f->feed = (uint16_t)c;
+				f->feed_keys = sb->vals[sd->cols[c].key];
+			}
 	return 0;
 }
 
@@ -555,8 +600,8 @@ int ingero_writer_add(struct ingero_writer *w, const struct ingero_event *ev)
 {
 	const struct stream_def *sd;
 	struct stream_buf *sb;
+	const struct wfield *f, *end;
 	uint64_t key = ingero_event_key(ev);
-	unsigned c;
 	uint32_t i;
 
 	if (w->failed)
@@ -578,20 +623,33 @@ int ingero_writer_add(struct ingero_writer *w, const struct ingero_event *ev)
 	if (!sb->vals[0] && stream_alloc(sb, sd))
 		goto fail;
 	i = sb->n;
-	for (c = 0; c < sd->ncols; c++) {
-		const struct column_def *d = &sd->cols[c];
+	/* a stream's columns outnumber what the hardware prefetcher follows */
+	for (f = sb->fields[WFIELD_U64], end = f + sb->nfields[WFIELD_U64]; f < end; f++) {
+		__builtin_prefetch(&f->vals[i + PREFETCH_AHEAD], 1);
+		f->vals[i] = *(const uint64_t *)((const char *)ev + f->off);
+	}
+	for (f = sb->fields[WFIELD_U32], end = f + sb->nfields[WFIELD_U32]; f < end; f++) {
+		__builtin_prefetch(&f->vals[i + PREFETCH_AHEAD], 1);
+		f->vals[i] = *(const uint32_t *)((const char *)ev + f->off);
+	}
+	for (f = sb->fields[WFIELD_I32], end = f + sb->nfields[WFIELD_I32]; f < end; f++) {
+		__builtin_prefetch(&f->vals[i + PREFETCH_AHEAD], 1);
+		f->vals[i] = (uint64_t)(int64_t)*(const int32_t *)((const char *)ev + f->off);
+	}
+	/*
+	 * Last, as a string's key column is filled by now; backwards, so that a
+	 * column reads its cache before its source's value of this event feeds it.
+	 */
+	for (end = sb->fields[WFIELD_STR], f = end + sb->nfields[WFIELD_STR]; f-- > end;) {
+		const char *str = *(const char *const *)((const char *)ev + f->off);
+		int64_t id = f->keys ? strcache_intern(w, ev->stream, f->col, f->keys[i], str) :
+			strtab_intern(&w->strings, str);
 
-		if (d->type == TYPE_STRING) {
-			const char *str = *(const char *const *)((const char *)ev + d->off);
-			int64_t id = d->key == COL_NONE ? strtab_intern(&w->strings, str) :
-				strcache_intern(w, ev->stream, c, sb->vals[d->key][i], str);
-
-			if (id < 0)
-				goto fail;
-			sb->vals[c][i] = (uint64_t)id;
-		} else {
-			sb->vals[c][i] = field_get(ev, d);
-		}
+		if (id < 0)
+			goto fail;
+		f->vals[i] = (uint64_t)id;
+		if (f->feed_keys)
+			strcache_slot(w, ev->stream, f->feed, f->feed_keys[i])->id = (uint32_t)id;
 	}
 	if (!i)
 		sb->first = key;
@@ -672,8 +730,7 @@ int ingero_writer_close(struct ingero_writer *w)
 	if (!ret && (checkpoint(w) || write_index(w)))
 		ret = -1;
 	for (s = 0; s < INGERO_NR_STREAMS; s++)
-		for (c = 0; c < MAX_COLUMNS; c++)
-			free(w->s[s].vals[c]);
+		free(w->s[s].vals[0]);
 	for (c = 0; c < MAX_COLUMNS; c++)
 		free(w->keyidx[c]);
 	strtab_release(&w->strings);

@@ -127,5 +127,6 @@ int main(int argc, char **argv)
 			       "\"column\":\"%s\",\"raw\":%.4f,\"zstd\":%.4f}\n", stream_names[s],
 			       stream_defs[s].cols[c].name, (double)cb.raw[s][c] / per[s],
 			       (double)cb.zst[s][c] / per[s]);
+	free(all.ev);
 	return sum == 42;	/* keeps the read loop from being optimised away */
 }
