@@ -98,7 +98,7 @@ static void fill_api(struct ingero_analysis_api *o, const struct row *r, const s
 	o->api = api;
 	o->nested = nested;
 	o->calls = r->calls;
-	o->entry_only = apis[api].flags & INGERO_API_ENTRY_ONLY;
+	o->entry_only = ingero_api_entry_only(&apis[api]);
 	if (o->entry_only)
 		return;
 	o->errors = r->errors;

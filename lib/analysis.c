@@ -630,7 +630,7 @@ static int on_call(struct ingero_analysis *a, const struct ingero_event *ev)
 	r = row_get(a, c->api, c->parent != 0);
 	if (!r)
 		return -1;
-	if (a->opts.apis[c->api].flags & INGERO_API_ENTRY_ONLY) {
+	if (ingero_api_entry_only(&a->opts.apis[c->api])) {
 		r->calls++;
 		return 0;
 	}

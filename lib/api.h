@@ -54,6 +54,12 @@ struct ingero_api {
 	uint32_t flags;		/* enum ingero_api_flags */
 };
 
+/* Whether api's calls were recorded without their returns. */
+static inline int ingero_api_entry_only(const struct ingero_api *api)
+{
+	return api->flags & INGERO_API_ENTRY_ONLY;
+}
+
 /* The first argument of the given kind, or -1. */
 int ingero_api_arg(const struct ingero_api *api, enum ingero_arg_kind kind);
 const char *ingero_role_name(enum ingero_api_role role);

@@ -462,18 +462,13 @@ static int add_own_probe(struct ingero_recorder *r, uint32_t api, uint32_t lib_i
  */
 enum lib_event { LIB_ENTRY, LIB_RETURN, LIB_RETURN_OUT };
 
-static int entry_only(const struct ingero_api *api)
-{
-	return api->flags & INGERO_API_ENTRY_ONLY;
-}
-
 static int wants(const struct ingero_recorder *r, size_t api, enum lib_event which)
 {
 	if (!r->api_enabled[api] || !r->offsets[api])
 		return 0;
 	if (which == LIB_ENTRY)
 		return 1;
-	return !entry_only(&r->apis[api]) && (which == LIB_RETURN_OUT) == has_out(&r->apis[api]);
+	return !ingero_api_entry_only(&r->apis[api]) && (which == LIB_RETURN_OUT) == has_out(&r->apis[api]);
 }
 
 static int add_lib_event(struct ingero_recorder *r, uint32_t lib_id, const char *path,
@@ -512,7 +507,7 @@ static int add_probes(struct ingero_recorder *r, uint32_t lib_id, const char *pa
 	for (i = 0; i < r->napis; i++)
 		if (wants(r, i, LIB_ENTRY) &&
 		    (add_own_probe(r, i, lib_id, path, r->offsets[i], 0) ||
-		     (!entry_only(&r->apis[i]) && add_own_probe(r, i, lib_id, path, r->offsets[i], 1))))
+		     (!ingero_api_entry_only(&r->apis[i]) && add_own_probe(r, i, lib_id, path, r->offsets[i], 1))))
 			return -1;
 	return 0;
 }
@@ -825,7 +820,7 @@ static void on_entry(struct ingero_recorder *r, const struct handler *h, const v
 	for (i = 0; i < INGERO_MAX_ARGS; i++)
 		fr->args[i] = h->f[F_ARG0 + i].offset >= 0 ?
 			read_field(data, &h->f[F_ARG0 + i]) & r->arg_mask[api][i] : 0;
-	if (entry_only(&r->apis[api]))
+	if (ingero_api_entry_only(&r->apis[api]))
 		end_call(r, t, t->depth - 1, ts, 0, 0);
 }
 
