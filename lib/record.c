@@ -576,10 +576,8 @@ static int probe_lib_locked(struct ingero_recorder *r, const char *path, pid_t p
 	lib_id = r->next_lib_id++;
 	if (add_probes(r, lib_id, path))
 		return -1;
-	for (i = 0; i < r->napis; i++) {
+	for (i = 0; i < r->napis; i++)
 		probes += wants(r, i, LIB_ENTRY);
-		r->st.probes += wants(r, i, LIB_ENTRY) + wants(r, i, LIB_RETURN) + wants(r, i, LIB_RETURN_OUT);
-	}
 	if (write_lib(r, path, build_id, pid, lib_id, probes, warn_missing(r, path)))
 		return -1;
 	return probes;
