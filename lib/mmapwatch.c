@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -126,12 +127,20 @@ static void *watch(void *arg)
 	return NULL;
 }
 
+/* The watcher takes no signals, so that they reach the thread that waits for them. */
 int ingero_mmapwatch_start(struct ingero_mmapwatch *w, int fd, ingero_mmapwatch_fn fn, void *ctx)
 {
+	sigset_t all, old;
+	int err;
+
 	w->fd = fd;
 	w->fn = fn;
 	w->ctx = ctx;
-	if (pthread_create(&w->thread, NULL, watch, w))
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	err = pthread_create(&w->thread, NULL, watch, w);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err)
 		return error("cannot start the thread that watches library loads");
 	w->running = 1;
 	return 0;

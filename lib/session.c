@@ -300,6 +300,7 @@ void ingero_session_free(struct ingero_session *s)
 		return;
 	if (s->instance) {
 		tracefs_trace_off(s->instance);
+		tracefs_instance_file_write(s->instance, "events/enable", "0");
 		tracefs_instance_destroy(s->instance);
 		tracefs_instance_free(s->instance);
 	}
