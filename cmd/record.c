@@ -271,7 +271,10 @@ static void probe_list(struct ingero_recorder *r, const struct ingero_strlist *l
 		ingero_recorder_probe_lib(r, l->items[i], pid);
 }
 
-/* Probes the CUDA libraries the processes have mapped, looking only at files not looked at before. */
+/*
+ * Probes the CUDA libraries the processes have mapped, looking only at files
+ * not looked at before; a process that has ended meanwhile is no error.
+ */
 static void probe_mapped(struct ingero_recorder *r, const pid_t *pids, size_t n)
 {
 	static struct ingero_libfind_seen seen;
@@ -280,6 +283,8 @@ static void probe_mapped(struct ingero_recorder *r, const pid_t *pids, size_t n)
 	for (i = 0; i < n; i++) {
 		struct ingero_strlist l = { 0 };
 
+		if (kill(pids[i], 0) && errno == ESRCH)
+			continue;
 		if (!ingero_libfind_mapped(pids[i], &seen, &l))
 			probe_list(r, &l, pids[i]);
 		ingero_strlist_release(&l);

@@ -283,14 +283,21 @@ static const char *maps_path(char *line, int *exec)
 	return path;
 }
 
-/* Whether pid sees the files we see: its root is ours. */
-static int same_root(pid_t pid)
+/* Whether /proc/PID/NAME and /proc/self/NAME are the same file: a namespace or a root we share. */
+static int shares(pid_t pid, const char *name)
 {
-	char root[64];
+	char theirs[64], ours[64];
 	struct stat a, b;
 
-	snprintf(root, sizeof(root), "/proc/%d/root", (int)pid);
-	return !stat(root, &a) && !stat("/", &b) && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+	snprintf(theirs, sizeof(theirs), "/proc/%d/%s", (int)pid, name);
+	snprintf(ours, sizeof(ours), "/proc/self/%s", name);
+	return !stat(theirs, &a) && !stat(ours, &b) && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+/* Whether pid sees the files we see: its root and its mounts are ours. */
+static int same_files(pid_t pid)
+{
+	return shares(pid, "root") && shares(pid, "ns/mnt");
 }
 
 int ingero_libfind_mapped(pid_t pid, struct ingero_libfind_seen *seen, struct ingero_strlist *out)
@@ -299,7 +306,7 @@ int ingero_libfind_mapped(pid_t pid, struct ingero_libfind_seen *seen, struct in
 	char file[64], *line = NULL, where[PATH_MAX];
 	size_t len = 0;
 	FILE *f;
-	int ret, ours = same_root(pid);
+	int ret, ours = same_files(pid);
 
 	snprintf(file, sizeof(file), "/proc/%d/maps", (int)pid);
 	f = fopen(file, "re");

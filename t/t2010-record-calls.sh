@@ -98,6 +98,23 @@ test_expect_success TRACEFS '-p: a runtime the running process maps later is pro
 	test_api_calls p.ing.zst cuMemAlloc_v2 40
 '
 
+test_expect_success TRACEFS '-p: a process in a mount namespace of its own, its runtime at a path only it sees' '
+	dir=$(mktemp -d) && test_when_finished "rm -rf $dir" &&
+	mkdir "$dir/late" &&
+	cp "$WORKLOADS/late-dlopen" "$WORKLOADS/liblate.so" "$dir/" &&
+	cp "$WORKLOADS/libcudart.so.13" "$WORKLOADS/libcuda.so.1" "$dir/late/" &&
+	{ (sleep 2; echo go) | unshare -m --propagation private sh -c \
+		"mount -t tmpfs none /mnt && cp -r $dir /mnt/app && exec /mnt/app/late-dlopen -w 30" >out & } &&
+	pid=$! &&
+	test_when_finished "kill $pid 2>/dev/null" &&
+	sleep 1 &&
+	! test -e /mnt/app/late/libcudart.so.13 &&
+	ingero record -q -p $pid --duration 3 -o c.ing.zst 2>err &&
+	grep -q "runtime=/mnt/app/late/" out &&
+	test_api_calls c.ing.zst cudaMalloc 30 &&
+	test_api_calls c.ing.zst cuMemAlloc_v2 30
+'
+
 test_expect_success TRACEFS 'the runtime linked into the executable, found through .symtab' '
 	ingero record -q -o s.ing.zst -- "$WORKLOADS/static-rt" 30 >out &&
 	test_api_calls s.ing.zst cudaMalloc 30 &&
