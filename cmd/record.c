@@ -429,9 +429,12 @@ static const struct ingero_api *recorded_apis(int with_returns, size_t *napis)
 	return apis;
 }
 
-/* Waits for the command, draining the buffers; returns its wait status (-1: still running). */
-static int record_loop(struct ingero_recorder *r, struct ingero_writer *w, pid_t child,
-		       int duration, const pid_t *pids, size_t npids, int show_status)
+/*
+ * Waits for the command, or with pids for every task of theirs to end,
+ * draining the buffers; returns the command's wait status (-1: still running).
+ */
+static int record_loop(struct ingero_session *s, struct ingero_recorder *r, struct ingero_writer *w,
+		       pid_t child, int duration, const pid_t *pids, size_t npids, int show_status)
 {
 	uint64_t start = ingero_now_ns(), last_status = start, last_scan = start, stop_at = 0;
 	int status = -1;
@@ -463,6 +466,8 @@ static int record_loop(struct ingero_recorder *r, struct ingero_writer *w, pid_t
 			break;
 		}
 		if (npids && now - last_scan >= 1000000000ULL) {
+			if (!ingero_session_pids_left(s))
+				break;
 			probe_mapped(r, pids, npids);
 			last_scan = now;
 		}
@@ -566,8 +571,8 @@ int cmd_record(int argc, const char **argv)
 		waitpid(ch.pid, NULL, 0);
 		status = 127 << 8;
 	} else {
-		status = record_loop(r, w, ch.pid, o.duration, o.pids ? pids : NULL,
-				     o.pids ? npids : 0, !o.quiet && isatty(2));
+		status = record_loop(s, r, w, ch.pid, o.duration, o.pids ? pids : NULL,
+					o.pids ? npids : 0, !o.quiet && isatty(2));
 	}
 	ingero_session_stop(s);
 	ingero_recorder_poll(r, 1);

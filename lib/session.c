@@ -2,6 +2,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -264,6 +265,19 @@ int ingero_session_filter_pids(struct ingero_session *s, const pid_t *pids, size
 	if (tracefs_instance_file_write(s->instance, "set_event_pid", buf) < 0)
 		return error_errno("cannot set the pid filter to '%s'", buf);
 	return 0;
+}
+
+int ingero_session_pids_left(struct ingero_session *s)
+{
+	int fd = tracefs_instance_file_open(s->instance, "set_event_pid", O_RDONLY);
+	char buf[64];
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	return n < 0 ? -1 : n > 0;
 }
 
 int ingero_session_start(struct ingero_session *s)

@@ -52,6 +52,8 @@ struct tep_event *ingero_session_event(struct ingero_session *s, const char *sys
 struct tep_event *ingero_session_enable(struct ingero_session *s, const char *system, const char *event);
 /* Traces only these processes and, with event-fork, everything they start. */
 int ingero_session_filter_pids(struct ingero_session *s, const pid_t *pids, size_t n);
+/* Whether the pid filter still holds a task: the kernel drops each as it ends. 1, 0, or -1 on error. */
+int ingero_session_pids_left(struct ingero_session *s);
 int ingero_session_start(struct ingero_session *s);
 int ingero_session_stop(struct ingero_session *s);
 /* Disables and removes everything the session registered; frees s. */

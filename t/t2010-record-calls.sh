@@ -115,6 +115,15 @@ test_expect_success TRACEFS '-p: a process in a mount namespace of its own, its 
 	test_api_calls c.ing.zst cuMemAlloc_v2 30
 '
 
+test_expect_success TRACEFS '-p: recording ends by itself once the process has ended' '
+	{ (sleep 2; echo go) | "$WORKLOADS/late-dlopen" -d 0 -w 10 >out & } &&
+	pid=$! &&
+	test_when_finished "kill $pid 2>/dev/null" &&
+	timeout 20 ingero record -q -p $pid -o e.ing.zst &&
+	! kill -0 $pid 2>/dev/null &&
+	test_api_calls e.ing.zst cudaMalloc 10
+'
+
 test_expect_success TRACEFS 'the runtime linked into the executable, found through .symtab' '
 	ingero record -q -o s.ing.zst -- "$WORKLOADS/static-rt" 30 >out &&
 	test_api_calls s.ing.zst cudaMalloc 30 &&
