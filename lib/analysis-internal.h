@@ -79,6 +79,11 @@ struct cpu_state {
 #define CLASS_SHIFT 3
 #define CLASSES (SKETCH_BUCKETS >> CLASS_SHIFT)
 
+/* One bucket of a sketch: its count and its sum side by side, so that adding a value touches one line. */
+struct bucket {
+	uint64_t n, sum;
+};
+
 struct cls {
 	uint64_t calls, sum_ns, lossy;
 	uint64_t split[INGERO_NR_SPLITS];
@@ -88,7 +93,7 @@ struct cls {
 struct row {
 	uint64_t calls, errors, lossy, total, min, max;
 	uint64_t split[INGERO_NR_SPLITS];
-	uint64_t *sketch;	/* 2 * SKETCH_BUCKETS */
+	struct bucket *sketch;	/* SKETCH_BUCKETS */
 	struct cls *cls;	/* CLASSES; outer rows only */
 };
 
@@ -154,16 +159,33 @@ static inline uint64_t blame_key(uint32_t api, uint32_t cls, int is_waker, int32
 	return (uint64_t)is_waker << 62 | (uint64_t)api << 40 | (uint64_t)cls << 28 | ((uint32_t)tid & 0x0fffffff);
 }
 
-/* A sketch: SKETCH_BUCKETS counts, then as many sums. */
-void sketch_add(uint64_t *sketch, uint64_t v);
+/* The bucket of value v: the calls' path finds it once for the sketch and the duration class. */
+static inline uint32_t sketch_bucket(uint64_t v)
+{
+	int o;
+
+	if (v < SKETCH_SUB)
+		return (uint32_t)v;
+	o = 63 - __builtin_clzll(v);
+	if (o >= SKETCH_OCTAVES)
+		return SKETCH_BUCKETS - 1;
+	return (uint32_t)((o - 5) * SKETCH_SUB + ((v >> (o - 6)) & (SKETCH_SUB - 1)));
+}
+
+/* Adds v, whose bucket is b. */
+static inline void sketch_add(struct bucket *sketch, uint32_t b, uint64_t v)
+{
+	sketch[b].n++;
+	sketch[b].sum += v;
+}
+
 /* What bucket b stands for: the mean of its values. */
-uint64_t sketch_value(const uint64_t *sketch, uint32_t b);
-uint32_t sketch_bucket(uint64_t v);
+uint64_t sketch_value(const struct bucket *sketch, uint32_t b);
 /* The bucket's lowest value and the value that stands for it. */
 uint64_t sketch_low(uint32_t b);
 uint64_t sketch_mid(uint32_t b);
 /* The value of rank ceil(q * n), clamped to [min, max]. */
-uint64_t sketch_quantile(const uint64_t *sketch, uint64_t n, double q, uint64_t min, uint64_t max);
+uint64_t sketch_quantile(const struct bucket *sketch, uint64_t n, double q, uint64_t min, uint64_t max);
 
 void mem_call(struct ingero_analysis *a, struct thread *t, const struct ingero_call *c, int in_window);
 void mem_finish(struct ingero_analysis *a);

@@ -533,7 +533,7 @@ static struct row *row_get(struct ingero_analysis *a, uint32_t api, int nested)
 	if (r)
 		return r;
 	r = calloc(1, sizeof(*r));
-	if (!r || !(r->sketch = calloc(2 * SKETCH_BUCKETS, sizeof(*r->sketch))) ||
+	if (!r || !(r->sketch = calloc(SKETCH_BUCKETS, sizeof(*r->sketch))) ||
 	    (!nested && !(r->cls = calloc(CLASSES, sizeof(*r->cls))))) {
 		if (r)
 			free(r->sketch);
@@ -558,10 +558,10 @@ static int blame_add(struct ingero_analysis *a, uint64_t key, uint64_t ns, uint3
 }
 
 /* An outermost call: its class, what its culprits took, who woke it, and its thread's totals. */
-static int account_outer(struct ingero_analysis *a, struct thread *t, struct row *r,
-			 const struct ingero_call *c, uint64_t dur, const struct call_split *cs)
+static int account_outer(struct ingero_analysis *a, struct thread *t, struct row *r, const struct ingero_call *c,
+			 uint64_t dur, uint32_t bucket, const struct call_split *cs)
 {
-	uint32_t cls = sketch_bucket(dur) >> CLASS_SHIFT, i;
+	uint32_t cls = bucket >> CLASS_SHIFT, i;
 	struct cls *k = &r->cls[cls];
 
 	k->calls++;
@@ -612,9 +612,9 @@ static int on_call(struct ingero_analysis *a, const struct ingero_event *ev)
 	const struct ingero_call *c = &ev->call;
 	uint64_t dur = c->end_ns > ev->ts ? c->end_ns - ev->ts : 0;
 	struct thread *t = thread_get(a, (int32_t)c->tid);
+	uint32_t bucket, i;
 	struct call_split cs;
 	struct row *r;
-	uint32_t i;
 
 	if (!t || c->api >= a->opts.napis)
 		return t ? 0 : -1;
@@ -642,7 +642,8 @@ static int on_call(struct ingero_analysis *a, const struct ingero_event *ev)
 		r->min = dur;
 	if (dur > r->max)
 		r->max = dur;
-	sketch_add(r->sketch, dur);
+	bucket = sketch_bucket(dur);
+	sketch_add(r->sketch, bucket, dur);
 	for (i = 0; i < INGERO_NR_SPLITS; i++)
 		r->split[i] += cs.ns[i];
 	if (c->ret) {
@@ -653,7 +654,7 @@ static int on_call(struct ingero_analysis *a, const struct ingero_event *ev)
 		++*n;
 		r->errors++;
 	}
-	return c->parent ? 0 : account_outer(a, t, r, c, dur, &cs);
+	return c->parent ? 0 : account_outer(a, t, r, c, dur, bucket, &cs);
 }
 
 void threads_close(struct ingero_analysis *a)
