@@ -27,7 +27,7 @@ void *amap_next(const struct amap *m, size_t *pos, uint64_t *key);
 /* ncul of a closed runnable stretch whose culprits are looked up only if its thread turns out traced */
 #define CULPRITS_LATER UINT8_MAX
 
-/* One stretch of a thread's scheduling history; it ends where the next one starts. */
+/* One stretch of a thread's scheduling history; it ends where the next one starts. A cache line each. */
 struct stretch {
 	uint64_t start;
 	uint8_t kind;
@@ -39,6 +39,7 @@ struct stretch {
 		uint64_t cpu_switches;	/* CULPRITS_LATER: the run queue's switch count at the end */
 	};
 };
+_Static_assert(sizeof(struct stretch) == 64, "a stretch fills one cache line");
 
 /* An allocation or free, held back while the call enclosing it may be the one to name it. */
 struct memop {
@@ -193,7 +194,16 @@ void mem_finish(struct ingero_analysis *a);
 void threads_close(struct ingero_analysis *a);
 int build_chains(struct ingero_analysis *a);
 void task_of(struct ingero_analysis *a, int32_t tid, struct ingero_analysis_task *out);
-struct thread *thread_get(struct ingero_analysis *a, int32_t tid);
+/* The thread of tid from the table, made on first sight; NULL on ENOMEM. */
+struct thread *thread_find(struct ingero_analysis *a, int32_t tid);
+
+/* The same, most often from the recent threads without hashing. */
+static inline struct thread *thread_get(struct ingero_analysis *a, int32_t tid)
+{
+	struct thread *t = a->recent[(uint32_t)tid % RECENT_THREADS];
+
+	return t && t->tid == tid ? t : thread_find(a, tid);
+}
 
 static inline int in_window(const struct ingero_analysis *a, uint64_t ts)
 {

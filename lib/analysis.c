@@ -76,10 +76,16 @@ static inline struct cpu_state *cpu_get(struct ingero_analysis *a, uint32_t cpu)
 	return cpu < a->ncpus && a->cpus[cpu] ? a->cpus[cpu] : cpu_add(a, cpu);
 }
 
+/* A ring of cap stretches, each on a cache line of its own; free it with free(). NULL on ENOMEM. */
+static struct stretch *ring_new(uint32_t cap)
+{
+	return aligned_alloc(sizeof(struct stretch), cap * sizeof(struct stretch));
+}
+
 /* Reallocates the ring oldest first, so that head is the last slot used. */
 static int ring_resize(struct thread *t, uint32_t cap)
 {
-	struct stretch *r = malloc(cap * sizeof(*r));
+	struct stretch *r = ring_new(cap);
 	uint32_t i, keep = t->len < cap ? t->len : cap;
 
 	if (!r)
@@ -94,18 +100,16 @@ static int ring_resize(struct thread *t, uint32_t cap)
 	return 0;
 }
 
-struct thread *thread_get(struct ingero_analysis *a, int32_t tid)
+struct thread *thread_find(struct ingero_analysis *a, int32_t tid)
 {
 	struct thread **recent = &a->recent[(uint32_t)tid % RECENT_THREADS], **slot, *t;
 	int fresh;
 
-	if (*recent && (*recent)->tid == tid)
-		return *recent;
 	slot = amap_get(&a->threads, (uint32_t)tid);
 	if (slot)
 		return *recent = *slot;
 	t = calloc(1, sizeof(*t));
-	if (!t || !(t->ring = malloc(RING_MIN * sizeof(*t->ring)))) {
+	if (!t || !(t->ring = ring_new(RING_MIN))) {
 		free(t);
 		return NULL;
 	}
@@ -224,17 +228,11 @@ static void blame_stretch(struct ingero_analysis *a, struct thread *t, const str
 		f->preemptions++;
 }
 
-/* Ends the thread's open stretch at ts: its statistics, and for a runnable one its culprits. */
-static void close_stretch(struct ingero_analysis *a, struct thread *t, struct stretch *s, uint64_t ts)
+/* A runnable stretch ends at ts: its culprits, the thread's delays, and for a traced thread the blame. */
+static void close_runnable(struct ingero_analysis *a, struct thread *t, struct stretch *s, uint64_t ts)
 {
 	uint64_t len = ts - s->start;
 
-	if (s->kind == INGERO_SPLIT_ONCPU) {
-		t->run_ns += clip(a, s->start, ts);
-		return;
-	}
-	if (!is_runnable(s->kind))
-		return;
 	stretch_culprits(a, t, s, ts);
 	if (in_window(a, ts)) {
 		t->delays++;
@@ -248,8 +246,18 @@ static void close_stretch(struct ingero_analysis *a, struct thread *t, struct st
 		blame_stretch(a, t, s, ts);
 }
 
-static int thread_enter(struct ingero_analysis *a, struct thread *t, uint64_t ts,
-			unsigned kind, uint32_t cpu, int32_t who)
+/* Ends the thread's open stretch at ts: its statistics, and for a runnable one its culprits. */
+static inline void close_stretch(struct ingero_analysis *a, struct thread *t, struct stretch *s, uint64_t ts)
+{
+	if (s->kind == INGERO_SPLIT_ONCPU)
+		t->run_ns += clip(a, s->start, ts);
+	else if (is_runnable(s->kind))
+		close_runnable(a, t, s, ts);
+}
+
+/* Opens the thread's next stretch at ts; its culprits are written when it closes. */
+static inline void thread_enter(struct ingero_analysis *a, struct thread *t, uint64_t ts,
+				unsigned kind, uint32_t cpu, int32_t who)
 {
 	struct stretch *s = &t->ring[t->head];
 
@@ -259,8 +267,12 @@ static int thread_enter(struct ingero_analysis *a, struct thread *t, uint64_t ts
 	t->head = (t->head + 1) & (t->cap - 1);
 	if (t->len < t->cap)
 		t->len++;
-	t->ring[t->head] = (struct stretch){ .start = ts, .kind = (uint8_t)kind, .cpu = (uint16_t)cpu, .who = who };
-	return 0;
+	s = &t->ring[t->head];
+	s->start = ts;
+	s->kind = (uint8_t)kind;
+	s->ncul = 0;
+	s->cpu = (uint16_t)cpu;
+	s->who = who;
 }
 
 /* A thread turns out to be traced: its history kept so far is blamed now. */
@@ -346,7 +358,8 @@ static int on_wakeup(struct ingero_analysis *a, const struct ingero_event *ev)
 	if (s->kind != INGERO_SPLIT_BLOCKED)
 		return 0;
 	s->who = ev->wakeup.waker_tid;
-	return thread_enter(a, t, ev->ts, INGERO_SPLIT_WAIT, ev->wakeup.target_cpu, ev->wakeup.waker_tid);
+	thread_enter(a, t, ev->ts, INGERO_SPLIT_WAIT, ev->wakeup.target_cpu, ev->wakeup.waker_tid);
+	return 0;
 }
 
 static int on_task(struct ingero_analysis *a, const struct ingero_event *ev)
