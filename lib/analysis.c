@@ -500,7 +500,11 @@ static void split_call(struct ingero_analysis *a, struct thread *t, const struct
 	uint32_t k, i, nwk = 0;
 	int covered = 0;
 
-	memset(cs, 0, sizeof(*cs));
+	/* the culprits past ncul are never read, so only the counts are cleared */
+	memset(cs->ns, 0, sizeof(cs->ns));
+	cs->ncul = 0;
+	cs->waker = 0;
+	cs->waker_ns = 0;
 	for (k = 0; k < t->len; k++) {
 		const struct stretch *s = &t->ring[(t->head - k) & (t->cap - 1)];
 		uint64_t lo = s->start > ts ? s->start : ts, hi = s_end < end ? s_end : end, ov;
