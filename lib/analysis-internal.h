@@ -49,17 +49,18 @@ struct memop {
 	uint64_t parent, ptr, size, ts;
 };
 
+/* Aligned to a cache line, whose first holds what a switch or a wakeup reads and writes. */
 struct thread {
-	int32_t tid;
-	uint32_t pid;
-	const char *comm;
-	int traced;
+	_Alignas(64) int32_t tid;
 	int32_t last_cpu;
-	struct stretch *ring;
+	int traced;
 	uint32_t cap, len, head;	/* head: the newest, the one still open */
+	struct stretch *ring;
+	const char *comm;
+	uint64_t run_ns, voluntary, involuntary;
+	uint64_t migrations, delays, delay_ns, max_delay_ns, max_delay_at;
+	uint32_t pid;
 	struct memop pending;
-	uint64_t run_ns, voluntary, involuntary, migrations;
-	uint64_t delays, delay_ns, max_delay_ns, max_delay_at;
 	uint64_t calls, call_ns, call_split[INGERO_NR_SPLITS];
 };
 

@@ -108,8 +108,12 @@ struct thread *thread_find(struct ingero_analysis *a, int32_t tid)
 	slot = amap_get(&a->threads, (uint32_t)tid);
 	if (slot)
 		return *recent = *slot;
-	t = calloc(1, sizeof(*t));
-	if (!t || !(t->ring = ring_new(RING_MIN))) {
+	t = aligned_alloc(_Alignof(struct thread), sizeof(*t));
+	if (!t)
+		return NULL;
+	memset(t, 0, sizeof(*t));
+	t->ring = ring_new(RING_MIN);
+	if (!t->ring) {
 		free(t);
 		return NULL;
 	}
