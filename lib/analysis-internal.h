@@ -27,19 +27,26 @@ void *amap_next(const struct amap *m, size_t *pos, uint64_t *key);
 /* ncul of a closed runnable stretch whose culprits are looked up only if its thread turns out traced */
 #define CULPRITS_LATER UINT8_MAX
 
-/* One stretch of a thread's scheduling history; it ends where the next one starts. A cache line each. */
+/*
+ * One stretch of a thread's scheduling history; it ends where the next one
+ * starts. Four share a cache line: every switch and wakeup opens one.
+ */
 struct stretch {
 	uint64_t start;
 	uint8_t kind;
 	uint8_t ncul;
 	uint16_t cpu;		/* on CPU: where; runnable: the run queue it waited on */
 	int32_t who;		/* blocked or waiting: the waker; preempted: the preemptor */
+};
+_Static_assert(sizeof(struct stretch) == 16, "four stretches share a cache line");
+
+/* A closed runnable stretch's culprits, apart from the stretches since only those have them. */
+struct culprits {
 	union {
-		struct { uint64_t ns; int32_t tid; } cul[STRETCH_CULPRITS];	/* runnable: who ran instead */
+		struct { uint64_t ns; int32_t tid; } cul[STRETCH_CULPRITS];	/* who ran instead */
 		uint64_t cpu_switches;	/* CULPRITS_LATER: the run queue's switch count at the end */
 	};
 };
-_Static_assert(sizeof(struct stretch) == 64, "a stretch fills one cache line");
 
 /* An allocation or free, held back while the call enclosing it may be the one to name it. */
 struct memop {
@@ -55,7 +62,7 @@ struct thread {
 	int32_t last_cpu;
 	int traced;
 	uint32_t cap, len, head;	/* head: the newest, the one still open */
-	struct stretch *ring;
+	struct stretch *ring;	/* cap stretches, then their cap culprits: see culprits_of() */
 	const char *comm;
 	uint64_t run_ns, voluntary, involuntary;
 	uint64_t migrations, delays, delay_ns, max_delay_ns, max_delay_at;
@@ -195,6 +202,12 @@ void mem_finish(struct ingero_analysis *a);
 void threads_close(struct ingero_analysis *a);
 int build_chains(struct ingero_analysis *a);
 void task_of(struct ingero_analysis *a, int32_t tid, struct ingero_analysis_task *out);
+/* The culprits of the stretch s of t's ring. */
+static inline struct culprits *culprits_of(const struct thread *t, const struct stretch *s)
+{
+	return (struct culprits *)(t->ring + t->cap) + (s - t->ring);
+}
+
 /* The thread of tid from the table, made on first sight; NULL on ENOMEM. */
 struct thread *thread_find(struct ingero_analysis *a, int32_t tid);
 

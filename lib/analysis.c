@@ -76,22 +76,28 @@ static inline struct cpu_state *cpu_get(struct ingero_analysis *a, uint32_t cpu)
 	return cpu < a->ncpus && a->cpus[cpu] ? a->cpus[cpu] : cpu_add(a, cpu);
 }
 
-/* A ring of cap stretches, each on a cache line of its own; free it with free(). NULL on ENOMEM. */
+/* A ring of cap stretches and their culprits, on cache lines; free it with free(). NULL on ENOMEM. */
 static struct stretch *ring_new(uint32_t cap)
 {
-	return aligned_alloc(sizeof(struct stretch), cap * sizeof(struct stretch));
+	return aligned_alloc(64, cap * (sizeof(struct stretch) + sizeof(struct culprits)));
 }
 
 /* Reallocates the ring oldest first, so that head is the last slot used. */
 static int ring_resize(struct thread *t, uint32_t cap)
 {
 	struct stretch *r = ring_new(cap);
+	struct culprits *cul;
 	uint32_t i, keep = t->len < cap ? t->len : cap;
 
 	if (!r)
 		return -1;
-	for (i = 0; i < keep; i++)
-		r[i] = t->ring[(t->head - (keep - 1 - i)) & (t->cap - 1)];
+	cul = (struct culprits *)(r + cap);
+	for (i = 0; i < keep; i++) {
+		const struct stretch *s = &t->ring[(t->head - (keep - 1 - i)) & (t->cap - 1)];
+
+		r[i] = *s;
+		cul[i] = *culprits_of(t, s);
+	}
 	free(t->ring);
 	t->ring = r;
 	t->cap = cap;
@@ -137,8 +143,8 @@ struct thread *thread_find(struct ingero_analysis *a, int32_t tid)
  * Runs the thread of a run queue's history back over [start, end), from its
  * switch number upto down to the oldest it still holds, and keeps the top culprits.
  */
-static void find_culprits(struct ingero_analysis *a, struct stretch *s, uint64_t end, int32_t self,
-			  uint64_t upto)
+static void find_culprits(struct ingero_analysis *a, struct stretch *s, struct culprits *out, uint64_t end,
+			  int32_t self, uint64_t upto)
 {
 	struct cpu_state *c = s->cpu < a->ncpus ? a->cpus[s->cpu] : NULL;
 	struct { uint64_t ns; int32_t tid; } top[CALL_CULPRITS];
@@ -174,8 +180,8 @@ static void find_culprits(struct ingero_analysis *a, struct stretch *s, uint64_t
 		for (i = k + 1; i < n; i++)
 			if (top[i].ns > top[best].ns)
 				best = i;
-		s->cul[k].ns = top[best].ns;
-		s->cul[k].tid = top[best].tid;
+		out->cul[k].ns = top[best].ns;
+		out->cul[k].tid = top[best].tid;
 		top[best] = top[k];
 	}
 	s->ncul = (uint8_t)k;
@@ -191,10 +197,10 @@ static void stretch_culprits(struct ingero_analysis *a, struct thread *t, struct
 	struct cpu_state *c = s->cpu < a->ncpus ? a->cpus[s->cpu] : NULL;
 
 	if (t->traced) {
-		find_culprits(a, s, end, t->tid, c ? c->switches : 0);
+		find_culprits(a, s, culprits_of(t, s), end, t->tid, c ? c->switches : 0);
 	} else if (c) {
 		s->ncul = CULPRITS_LATER;
-		s->cpu_switches = c->switches;
+		culprits_of(t, s)->cpu_switches = c->switches;
 	} else {
 		s->ncul = 0;
 	}
@@ -210,15 +216,16 @@ static void blame_stretch(struct ingero_analysis *a, struct thread *t, const str
 {
 	uint64_t len = end - s->start, ov = clip(a, s->start, end);
 	uint64_t cpu_bit = 1ULL << (s->cpu < 63 ? s->cpu : 63);
+	const struct culprits *cul = culprits_of(t, s);
 	struct interferer *f;
 	uint32_t i;
 
 	if (!ov || (a->opts.tid && t->tid != a->opts.tid))
 		return;
 	for (i = 0; i < s->ncul; i++) {
-		uint64_t ns = scale(s->cul[i].ns, ov, len);
+		uint64_t ns = scale(cul->cul[i].ns, ov, len);
 
-		f = interferer_get(a, s->cul[i].tid);
+		f = interferer_get(a, cul->cul[i].tid);
 		if (!f)
 			return;
 		f->ns += ns;
@@ -294,7 +301,7 @@ static int mark_traced(struct ingero_analysis *a, struct thread *t)
 		if (!is_runnable(s->kind))
 			continue;
 		if (s->ncul == CULPRITS_LATER)
-			find_culprits(a, s, next->start, t->tid, s->cpu_switches);
+			find_culprits(a, s, culprits_of(t, s), next->start, t->tid, culprits_of(t, s)->cpu_switches);
 		blame_stretch(a, t, s, next->start);
 	}
 	return t->cap < RING_TRACED ? ring_resize(t, RING_TRACED) : 0;
@@ -516,9 +523,12 @@ static void split_call(struct ingero_analysis *a, struct thread *t, const struct
 
 		ov = hi > lo ? hi - lo : 0;
 		cs->ns[kind] += ov;
-		if (ov && is_runnable(kind))
+		if (ov && is_runnable(kind)) {
+			const struct culprits *cul = culprits_of(t, s);
+
 			for (i = 0; i < s->ncul; i++)
-				add_culprit(cs, s->cul[i].tid, s->cpu, scale(s->cul[i].ns, ov, s_end - s->start));
+				add_culprit(cs, cul->cul[i].tid, s->cpu, scale(cul->cul[i].ns, ov, s_end - s->start));
+		}
 		if (ov && kind == INGERO_SPLIT_BLOCKED && s->who > 0) {
 			for (i = 0; i < nwk && wk[i].tid != s->who; i++)
 				;
