@@ -27,15 +27,23 @@ void *amap_next(const struct amap *m, size_t *pos, uint64_t *key);
 /* ncul of a closed runnable stretch whose culprits are looked up only if its thread turns out traced */
 #define CULPRITS_LATER UINT8_MAX
 
-/* One stretch of a thread's scheduling history; it ends where the next one starts. */
+/*
+ * One stretch of a thread's scheduling history; it ends where the next one
+ * starts. Four share a cache line: every switch and wakeup opens one.
+ */
 struct stretch {
 	uint64_t start;
 	uint8_t kind;
 	uint8_t ncul;
 	uint16_t cpu;		/* on CPU: where; runnable: the run queue it waited on */
 	int32_t who;		/* blocked or waiting: the waker; preempted: the preemptor */
+};
+_Static_assert(sizeof(struct stretch) == 16, "four stretches share a cache line");
+
+/* A closed runnable stretch's culprits, apart from the stretches since only those have them. */
+struct culprits {
 	union {
-		struct { uint64_t ns; int32_t tid; } cul[STRETCH_CULPRITS];	/* runnable: who ran instead */
+		struct { uint64_t ns; int32_t tid; } cul[STRETCH_CULPRITS];	/* who ran instead */
 		uint64_t cpu_switches;	/* CULPRITS_LATER: the run queue's switch count at the end */
 	};
 };
@@ -48,17 +56,18 @@ struct memop {
 	uint64_t parent, ptr, size, ts;
 };
 
+/* Aligned to a cache line, whose first holds what a switch or a wakeup reads and writes. */
 struct thread {
-	int32_t tid;
-	uint32_t pid;
-	const char *comm;
-	int traced;
+	_Alignas(64) int32_t tid;
 	int32_t last_cpu;
-	struct stretch *ring;
+	int traced;
 	uint32_t cap, len, head;	/* head: the newest, the one still open */
+	struct stretch *ring;	/* cap stretches, then their cap culprits: see culprits_of() */
+	const char *comm;
+	uint64_t run_ns, voluntary, involuntary;
+	uint64_t migrations, delays, delay_ns, max_delay_ns, max_delay_at;
+	uint32_t pid;
 	struct memop pending;
-	uint64_t run_ns, voluntary, involuntary, migrations;
-	uint64_t delays, delay_ns, max_delay_ns, max_delay_at;
 	uint64_t calls, call_ns, call_split[INGERO_NR_SPLITS];
 };
 
@@ -79,6 +88,11 @@ struct cpu_state {
 #define CLASS_SHIFT 3
 #define CLASSES (SKETCH_BUCKETS >> CLASS_SHIFT)
 
+/* One bucket of a sketch: its count and its sum side by side, so that adding a value touches one line. */
+struct bucket {
+	uint64_t n, sum;
+};
+
 struct cls {
 	uint64_t calls, sum_ns, lossy;
 	uint64_t split[INGERO_NR_SPLITS];
@@ -88,7 +102,7 @@ struct cls {
 struct row {
 	uint64_t calls, errors, lossy, total, min, max;
 	uint64_t split[INGERO_NR_SPLITS];
-	uint64_t *sketch;	/* 2 * SKETCH_BUCKETS */
+	struct bucket *sketch;	/* SKETCH_BUCKETS */
 	struct cls *cls;	/* CLASSES; outer rows only */
 };
 
@@ -154,16 +168,33 @@ static inline uint64_t blame_key(uint32_t api, uint32_t cls, int is_waker, int32
 	return (uint64_t)is_waker << 62 | (uint64_t)api << 40 | (uint64_t)cls << 28 | ((uint32_t)tid & 0x0fffffff);
 }
 
-/* A sketch: SKETCH_BUCKETS counts, then as many sums. */
-void sketch_add(uint64_t *sketch, uint64_t v);
+/* The bucket of value v: the calls' path finds it once for the sketch and the duration class. */
+static inline uint32_t sketch_bucket(uint64_t v)
+{
+	int o;
+
+	if (v < SKETCH_SUB)
+		return (uint32_t)v;
+	o = 63 - __builtin_clzll(v);
+	if (o >= SKETCH_OCTAVES)
+		return SKETCH_BUCKETS - 1;
+	return (uint32_t)((o - 5) * SKETCH_SUB + ((v >> (o - 6)) & (SKETCH_SUB - 1)));
+}
+
+/* Adds v, whose bucket is b. */
+static inline void sketch_add(struct bucket *sketch, uint32_t b, uint64_t v)
+{
+	sketch[b].n++;
+	sketch[b].sum += v;
+}
+
 /* What bucket b stands for: the mean of its values. */
-uint64_t sketch_value(const uint64_t *sketch, uint32_t b);
-uint32_t sketch_bucket(uint64_t v);
+uint64_t sketch_value(const struct bucket *sketch, uint32_t b);
 /* The bucket's lowest value and the value that stands for it. */
 uint64_t sketch_low(uint32_t b);
 uint64_t sketch_mid(uint32_t b);
 /* The value of rank ceil(q * n), clamped to [min, max]. */
-uint64_t sketch_quantile(const uint64_t *sketch, uint64_t n, double q, uint64_t min, uint64_t max);
+uint64_t sketch_quantile(const struct bucket *sketch, uint64_t n, double q, uint64_t min, uint64_t max);
 
 void mem_call(struct ingero_analysis *a, struct thread *t, const struct ingero_call *c, int in_window);
 void mem_finish(struct ingero_analysis *a);
@@ -171,7 +202,22 @@ void mem_finish(struct ingero_analysis *a);
 void threads_close(struct ingero_analysis *a);
 int build_chains(struct ingero_analysis *a);
 void task_of(struct ingero_analysis *a, int32_t tid, struct ingero_analysis_task *out);
-struct thread *thread_get(struct ingero_analysis *a, int32_t tid);
+/* The culprits of the stretch s of t's ring. */
+static inline struct culprits *culprits_of(const struct thread *t, const struct stretch *s)
+{
+	return (struct culprits *)(t->ring + t->cap) + (s - t->ring);
+}
+
+/* The thread of tid from the table, made on first sight; NULL on ENOMEM. */
+struct thread *thread_find(struct ingero_analysis *a, int32_t tid);
+
+/* The same, most often from the recent threads without hashing. */
+static inline struct thread *thread_get(struct ingero_analysis *a, int32_t tid)
+{
+	struct thread *t = a->recent[(uint32_t)tid % RECENT_THREADS];
+
+	return t && t->tid == tid ? t : thread_find(a, tid);
+}
 
 static inline int in_window(const struct ingero_analysis *a, uint64_t ts)
 {

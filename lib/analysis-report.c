@@ -113,12 +113,12 @@ static void fill_api(struct ingero_analysis_api *o, const struct row *r, const s
 	for (b = 0; b < SKETCH_BUCKETS; b++) {
 		uint64_t mid;
 
-		if (!r->sketch[b])
+		if (!r->sketch[b].n)
 			continue;
 		mid = sketch_value(r->sketch, b);
-		o->hist[log2_bucket(mid)] += r->sketch[b];
+		o->hist[log2_bucket(mid)] += r->sketch[b].n;
 		if (mid > o->p50_ns)
-			o->excess_ns += r->sketch[SKETCH_BUCKETS + b] - r->sketch[b] * o->p50_ns;
+			o->excess_ns += r->sketch[b].sum - r->sketch[b].n * o->p50_ns;
 	}
 }
 

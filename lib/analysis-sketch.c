@@ -5,18 +5,6 @@
  */
 #include "analysis-internal.h"
 
-uint32_t sketch_bucket(uint64_t v)
-{
-	int o;
-
-	if (v < SKETCH_SUB)
-		return (uint32_t)v;
-	o = 63 - __builtin_clzll(v);
-	if (o >= SKETCH_OCTAVES)
-		return SKETCH_BUCKETS - 1;
-	return (uint32_t)((o - 5) * SKETCH_SUB + ((v >> (o - 6)) & (SKETCH_SUB - 1)));
-}
-
 uint64_t sketch_low(uint32_t b)
 {
 	uint32_t o = b / SKETCH_SUB + 5;
@@ -35,20 +23,12 @@ uint64_t sketch_mid(uint32_t b)
 	return sketch_low(b) + ((uint64_t)1 << (o - 7));
 }
 
-void sketch_add(uint64_t *sketch, uint64_t v)
+uint64_t sketch_value(const struct bucket *sketch, uint32_t b)
 {
-	uint32_t b = sketch_bucket(v);
-
-	sketch[b]++;
-	sketch[SKETCH_BUCKETS + b] += v;
+	return sketch[b].n ? sketch[b].sum / sketch[b].n : sketch_mid(b);
 }
 
-uint64_t sketch_value(const uint64_t *sketch, uint32_t b)
-{
-	return sketch[b] ? sketch[SKETCH_BUCKETS + b] / sketch[b] : sketch_mid(b);
-}
-
-uint64_t sketch_quantile(const uint64_t *sketch, uint64_t n, double q, uint64_t min, uint64_t max)
+uint64_t sketch_quantile(const struct bucket *sketch, uint64_t n, double q, uint64_t min, uint64_t max)
 {
 	uint64_t rank = (uint64_t)(q * (double)n), seen = 0, v;
 	uint32_t b;
@@ -62,7 +42,7 @@ uint64_t sketch_quantile(const uint64_t *sketch, uint64_t n, double q, uint64_t 
 	if (rank >= n)
 		return max;
 	for (b = 0; b < SKETCH_BUCKETS; b++) {
-		seen += sketch[b];
+		seen += sketch[b].n;
 		if (seen >= rank)
 			break;
 	}

@@ -76,16 +76,28 @@ static inline struct cpu_state *cpu_get(struct ingero_analysis *a, uint32_t cpu)
 	return cpu < a->ncpus && a->cpus[cpu] ? a->cpus[cpu] : cpu_add(a, cpu);
 }
 
+/* A ring of cap stretches and their culprits, on cache lines; free it with free(). NULL on ENOMEM. */
+static struct stretch *ring_new(uint32_t cap)
+{
+	return aligned_alloc(64, cap * (sizeof(struct stretch) + sizeof(struct culprits)));
+}
+
 /* Reallocates the ring oldest first, so that head is the last slot used. */
 static int ring_resize(struct thread *t, uint32_t cap)
 {
-	struct stretch *r = malloc(cap * sizeof(*r));
+	struct stretch *r = ring_new(cap);
+	struct culprits *cul;
 	uint32_t i, keep = t->len < cap ? t->len : cap;
 
 	if (!r)
 		return -1;
-	for (i = 0; i < keep; i++)
-		r[i] = t->ring[(t->head - (keep - 1 - i)) & (t->cap - 1)];
+	cul = (struct culprits *)(r + cap);
+	for (i = 0; i < keep; i++) {
+		const struct stretch *s = &t->ring[(t->head - (keep - 1 - i)) & (t->cap - 1)];
+
+		r[i] = *s;
+		cul[i] = *culprits_of(t, s);
+	}
 	free(t->ring);
 	t->ring = r;
 	t->cap = cap;
@@ -94,18 +106,20 @@ static int ring_resize(struct thread *t, uint32_t cap)
 	return 0;
 }
 
-struct thread *thread_get(struct ingero_analysis *a, int32_t tid)
+struct thread *thread_find(struct ingero_analysis *a, int32_t tid)
 {
 	struct thread **recent = &a->recent[(uint32_t)tid % RECENT_THREADS], **slot, *t;
 	int fresh;
 
-	if (*recent && (*recent)->tid == tid)
-		return *recent;
 	slot = amap_get(&a->threads, (uint32_t)tid);
 	if (slot)
 		return *recent = *slot;
-	t = calloc(1, sizeof(*t));
-	if (!t || !(t->ring = malloc(RING_MIN * sizeof(*t->ring)))) {
+	t = aligned_alloc(_Alignof(struct thread), sizeof(*t));
+	if (!t)
+		return NULL;
+	memset(t, 0, sizeof(*t));
+	t->ring = ring_new(RING_MIN);
+	if (!t->ring) {
 		free(t);
 		return NULL;
 	}
@@ -129,8 +143,8 @@ struct thread *thread_get(struct ingero_analysis *a, int32_t tid)
  * Runs the thread of a run queue's history back over [start, end), from its
  * switch number upto down to the oldest it still holds, and keeps the top culprits.
  */
-static void find_culprits(struct ingero_analysis *a, struct stretch *s, uint64_t end, int32_t self,
-			  uint64_t upto)
+static void find_culprits(struct ingero_analysis *a, struct stretch *s, struct culprits *out, uint64_t end,
+			  int32_t self, uint64_t upto)
 {
 	struct cpu_state *c = s->cpu < a->ncpus ? a->cpus[s->cpu] : NULL;
 	struct { uint64_t ns; int32_t tid; } top[CALL_CULPRITS];
@@ -166,8 +180,8 @@ static void find_culprits(struct ingero_analysis *a, struct stretch *s, uint64_t
 		for (i = k + 1; i < n; i++)
 			if (top[i].ns > top[best].ns)
 				best = i;
-		s->cul[k].ns = top[best].ns;
-		s->cul[k].tid = top[best].tid;
+		out->cul[k].ns = top[best].ns;
+		out->cul[k].tid = top[best].tid;
 		top[best] = top[k];
 	}
 	s->ncul = (uint8_t)k;
@@ -183,10 +197,10 @@ static void stretch_culprits(struct ingero_analysis *a, struct thread *t, struct
 	struct cpu_state *c = s->cpu < a->ncpus ? a->cpus[s->cpu] : NULL;
 
 	if (t->traced) {
-		find_culprits(a, s, end, t->tid, c ? c->switches : 0);
+		find_culprits(a, s, culprits_of(t, s), end, t->tid, c ? c->switches : 0);
 	} else if (c) {
 		s->ncul = CULPRITS_LATER;
-		s->cpu_switches = c->switches;
+		culprits_of(t, s)->cpu_switches = c->switches;
 	} else {
 		s->ncul = 0;
 	}
@@ -202,15 +216,16 @@ static void blame_stretch(struct ingero_analysis *a, struct thread *t, const str
 {
 	uint64_t len = end - s->start, ov = clip(a, s->start, end);
 	uint64_t cpu_bit = 1ULL << (s->cpu < 63 ? s->cpu : 63);
+	const struct culprits *cul = culprits_of(t, s);
 	struct interferer *f;
 	uint32_t i;
 
 	if (!ov || (a->opts.tid && t->tid != a->opts.tid))
 		return;
 	for (i = 0; i < s->ncul; i++) {
-		uint64_t ns = scale(s->cul[i].ns, ov, len);
+		uint64_t ns = scale(cul->cul[i].ns, ov, len);
 
-		f = interferer_get(a, s->cul[i].tid);
+		f = interferer_get(a, cul->cul[i].tid);
 		if (!f)
 			return;
 		f->ns += ns;
@@ -224,17 +239,11 @@ static void blame_stretch(struct ingero_analysis *a, struct thread *t, const str
 		f->preemptions++;
 }
 
-/* Ends the thread's open stretch at ts: its statistics, and for a runnable one its culprits. */
-static void close_stretch(struct ingero_analysis *a, struct thread *t, struct stretch *s, uint64_t ts)
+/* A runnable stretch ends at ts: its culprits, the thread's delays, and for a traced thread the blame. */
+static void close_runnable(struct ingero_analysis *a, struct thread *t, struct stretch *s, uint64_t ts)
 {
 	uint64_t len = ts - s->start;
 
-	if (s->kind == INGERO_SPLIT_ONCPU) {
-		t->run_ns += clip(a, s->start, ts);
-		return;
-	}
-	if (!is_runnable(s->kind))
-		return;
 	stretch_culprits(a, t, s, ts);
 	if (in_window(a, ts)) {
 		t->delays++;
@@ -248,8 +257,18 @@ static void close_stretch(struct ingero_analysis *a, struct thread *t, struct st
 		blame_stretch(a, t, s, ts);
 }
 
-static int thread_enter(struct ingero_analysis *a, struct thread *t, uint64_t ts,
-			unsigned kind, uint32_t cpu, int32_t who)
+/* Ends the thread's open stretch at ts: its statistics, and for a runnable one its culprits. */
+static inline void close_stretch(struct ingero_analysis *a, struct thread *t, struct stretch *s, uint64_t ts)
+{
+	if (s->kind == INGERO_SPLIT_ONCPU)
+		t->run_ns += clip(a, s->start, ts);
+	else if (is_runnable(s->kind))
+		close_runnable(a, t, s, ts);
+}
+
+/* Opens the thread's next stretch at ts; its culprits are written when it closes. */
+static inline void thread_enter(struct ingero_analysis *a, struct thread *t, uint64_t ts,
+				unsigned kind, uint32_t cpu, int32_t who)
 {
 	struct stretch *s = &t->ring[t->head];
 
@@ -259,8 +278,12 @@ static int thread_enter(struct ingero_analysis *a, struct thread *t, uint64_t ts
 	t->head = (t->head + 1) & (t->cap - 1);
 	if (t->len < t->cap)
 		t->len++;
-	t->ring[t->head] = (struct stretch){ .start = ts, .kind = (uint8_t)kind, .cpu = (uint16_t)cpu, .who = who };
-	return 0;
+	s = &t->ring[t->head];
+	s->start = ts;
+	s->kind = (uint8_t)kind;
+	s->ncul = 0;
+	s->cpu = (uint16_t)cpu;
+	s->who = who;
 }
 
 /* A thread turns out to be traced: its history kept so far is blamed now. */
@@ -278,7 +301,7 @@ static int mark_traced(struct ingero_analysis *a, struct thread *t)
 		if (!is_runnable(s->kind))
 			continue;
 		if (s->ncul == CULPRITS_LATER)
-			find_culprits(a, s, next->start, t->tid, s->cpu_switches);
+			find_culprits(a, s, culprits_of(t, s), next->start, t->tid, culprits_of(t, s)->cpu_switches);
 		blame_stretch(a, t, s, next->start);
 	}
 	return t->cap < RING_TRACED ? ring_resize(t, RING_TRACED) : 0;
@@ -346,7 +369,8 @@ static int on_wakeup(struct ingero_analysis *a, const struct ingero_event *ev)
 	if (s->kind != INGERO_SPLIT_BLOCKED)
 		return 0;
 	s->who = ev->wakeup.waker_tid;
-	return thread_enter(a, t, ev->ts, INGERO_SPLIT_WAIT, ev->wakeup.target_cpu, ev->wakeup.waker_tid);
+	thread_enter(a, t, ev->ts, INGERO_SPLIT_WAIT, ev->wakeup.target_cpu, ev->wakeup.waker_tid);
+	return 0;
 }
 
 static int on_task(struct ingero_analysis *a, const struct ingero_event *ev)
@@ -487,7 +511,11 @@ static void split_call(struct ingero_analysis *a, struct thread *t, const struct
 	uint32_t k, i, nwk = 0;
 	int covered = 0;
 
-	memset(cs, 0, sizeof(*cs));
+	/* the culprits past ncul are never read, so only the counts are cleared */
+	memset(cs->ns, 0, sizeof(cs->ns));
+	cs->ncul = 0;
+	cs->waker = 0;
+	cs->waker_ns = 0;
 	for (k = 0; k < t->len; k++) {
 		const struct stretch *s = &t->ring[(t->head - k) & (t->cap - 1)];
 		uint64_t lo = s->start > ts ? s->start : ts, hi = s_end < end ? s_end : end, ov;
@@ -495,9 +523,12 @@ static void split_call(struct ingero_analysis *a, struct thread *t, const struct
 
 		ov = hi > lo ? hi - lo : 0;
 		cs->ns[kind] += ov;
-		if (ov && is_runnable(kind))
+		if (ov && is_runnable(kind)) {
+			const struct culprits *cul = culprits_of(t, s);
+
 			for (i = 0; i < s->ncul; i++)
-				add_culprit(cs, s->cul[i].tid, s->cpu, scale(s->cul[i].ns, ov, s_end - s->start));
+				add_culprit(cs, cul->cul[i].tid, s->cpu, scale(cul->cul[i].ns, ov, s_end - s->start));
+		}
 		if (ov && kind == INGERO_SPLIT_BLOCKED && s->who > 0) {
 			for (i = 0; i < nwk && wk[i].tid != s->who; i++)
 				;
@@ -533,7 +564,7 @@ static struct row *row_get(struct ingero_analysis *a, uint32_t api, int nested)
 	if (r)
 		return r;
 	r = calloc(1, sizeof(*r));
-	if (!r || !(r->sketch = calloc(2 * SKETCH_BUCKETS, sizeof(*r->sketch))) ||
+	if (!r || !(r->sketch = calloc(SKETCH_BUCKETS, sizeof(*r->sketch))) ||
 	    (!nested && !(r->cls = calloc(CLASSES, sizeof(*r->cls))))) {
 		if (r)
 			free(r->sketch);
@@ -558,10 +589,10 @@ static int blame_add(struct ingero_analysis *a, uint64_t key, uint64_t ns, uint3
 }
 
 /* An outermost call: its class, what its culprits took, who woke it, and its thread's totals. */
-static int account_outer(struct ingero_analysis *a, struct thread *t, struct row *r,
-			 const struct ingero_call *c, uint64_t dur, const struct call_split *cs)
+static int account_outer(struct ingero_analysis *a, struct thread *t, struct row *r, const struct ingero_call *c,
+			 uint64_t dur, uint32_t bucket, const struct call_split *cs)
 {
-	uint32_t cls = sketch_bucket(dur) >> CLASS_SHIFT, i;
+	uint32_t cls = bucket >> CLASS_SHIFT, i;
 	struct cls *k = &r->cls[cls];
 
 	k->calls++;
@@ -612,9 +643,9 @@ static int on_call(struct ingero_analysis *a, const struct ingero_event *ev)
 	const struct ingero_call *c = &ev->call;
 	uint64_t dur = c->end_ns > ev->ts ? c->end_ns - ev->ts : 0;
 	struct thread *t = thread_get(a, (int32_t)c->tid);
+	uint32_t bucket, i;
 	struct call_split cs;
 	struct row *r;
-	uint32_t i;
 
 	if (!t || c->api >= a->opts.napis)
 		return t ? 0 : -1;
@@ -642,7 +673,8 @@ static int on_call(struct ingero_analysis *a, const struct ingero_event *ev)
 		r->min = dur;
 	if (dur > r->max)
 		r->max = dur;
-	sketch_add(r->sketch, dur);
+	bucket = sketch_bucket(dur);
+	sketch_add(r->sketch, bucket, dur);
 	for (i = 0; i < INGERO_NR_SPLITS; i++)
 		r->split[i] += cs.ns[i];
 	if (c->ret) {
@@ -653,7 +685,7 @@ static int on_call(struct ingero_analysis *a, const struct ingero_event *ev)
 		++*n;
 		r->errors++;
 	}
-	return c->parent ? 0 : account_outer(a, t, r, c, dur, &cs);
+	return c->parent ? 0 : account_outer(a, t, r, c, dur, bucket, &cs);
 }
 
 void threads_close(struct ingero_analysis *a)
