@@ -259,6 +259,22 @@ static void text_apis(const struct out *o)
 		"estimates within %.1f%%.\n", 100 * INGERO_ANALYSIS_REL_ERROR);
 }
 
+/* The evidence of the chain between calls: what was taken from the threads that call CUDA, and by whom. */
+static void text_between(const struct out *o, const struct ingero_analysis_chain *c)
+{
+	uint32_t k;
+
+	fprintf(o->f, "   cost %s taken between calls from the %u thread%s that call%s CUDA, of the %s %s wanted the "
+		"CPU since %s first call\n", NS(c->cost_ns), c->callers, c->callers == 1 ? "" : "s",
+		c->callers == 1 ? "s" : "", NS(c->wanted_ns), c->callers == 1 ? "it" : "they",
+		c->callers == 1 ? "its" : "their");
+	for (k = 0; k < c->nculprits; k++)
+		fprintf(o->f, "   culprit %s (pid %u, tid %d): took %s between calls, CPUs %s\n",
+			c->culprits[k].task.comm, c->culprits[k].task.pid, c->culprits[k].task.tid,
+			NS(c->culprits[k].ns), CPUS(c->culprits[k].cpus));
+	fprintf(o->f, "   remedy: %s\n", c->remedy);
+}
+
 static void text_chains(const struct out *o)
 {
 	const struct ingero_analysis_result *r = o->r;
@@ -274,6 +290,10 @@ static void text_chains(const struct out *o)
 
 		fprintf(o->f, "%u. %s[%s]%s %s\n", i + 1, severity_color(o, c->severity),
 			ingero_severity_name(c->severity), RESET(o), c->summary);
+		if (c->scope == INGERO_SCOPE_BETWEEN) {
+			text_between(o, c);
+			continue;
+		}
 		fprintf(o->f, "   cost %s above the median over %" PRIu64 " calls; slow calls (>= %s): %" PRIu64
 			", of their time on CPU %.0f%%, preempted %.0f%%, blocked %.0f%%, waiting after wakeup %.0f%%\n",
 			NS(c->cost_ns), c->calls, NS(c->slow_from_ns), c->slow_calls,
@@ -684,7 +704,7 @@ static void json_chains(struct json *j, const struct out *o)
 		jtext(j, "api", api_name(o, c->api));
 		jtext(j, "summary", c->summary);
 		jtext(j, "remedy", c->remedy);
-		jtext(j, "scope", c->all_calls ? "all" : "slow");
+		jtext(j, "scope", ingero_scope_name(c->scope));
 		ju64(j, "cost_ns", c->cost_ns);
 		ju64(j, "taken_ns", c->taken_ns);
 		ju64(j, "neighbour_ns", c->neighbour_ns);
@@ -696,6 +716,8 @@ static void json_chains(struct json *j, const struct out *o)
 		ju64(j, "slow_calls", c->slow_calls);
 		ju64(j, "slow_from_ns", c->slow_from_ns);
 		ju64(j, "slow_lossy_calls", c->slow_lossy);
+		ju64(j, "callers", c->callers);
+		ju64(j, "wanted_ns", c->wanted_ns);
 		json_split_object(j, "slow_split", c->slow_split_ns);
 		jint(j, "cpu", c->cpu);
 		jwaker(j, &c->waker, NULL);

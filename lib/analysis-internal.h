@@ -69,6 +69,8 @@ struct thread {
 	uint32_t pid;
 	struct memop pending;
 	uint64_t calls, call_ns, call_split[INGERO_NR_SPLITS];
+	uint64_t entry_calls;	/* calls probed at their entry alone */
+	uint64_t wanted_before;	/* run_ns + delay_ns when it made its first call */
 };
 
 #define CPU_HISTORY 1024
@@ -113,6 +115,7 @@ struct blame {
 
 struct interferer {
 	uint64_t ns, in_calls_ns, preemptions, delays, longest_ns, cpus;
+	uint64_t callers_ns;	/* of ns, taken from threads that had called CUDA: in their calls or between */
 };
 
 struct live_alloc {

@@ -46,6 +46,13 @@ const char *ingero_cause_name(enum ingero_cause c)
 	return c < INGERO_NR_CAUSES ? cause_names[c] : "?";
 }
 
+const char *ingero_scope_name(enum ingero_scope s)
+{
+	static const char *const names[INGERO_NR_SCOPES] = { "slow", "all", "between" };
+
+	return s < INGERO_NR_SCOPES ? names[s] : "?";
+}
+
 const char *ingero_severity_name(enum ingero_severity s)
 {
 	static const char *const names[] = { "info", "low", "medium", "high" };
@@ -173,13 +180,30 @@ static enum ingero_cause find_cause(const struct ingero_analysis *a, uint32_t ap
 	return c;
 }
 
-/* Adds culprit ns to the chain's list, keeping it sorted and at most INGERO_ANALYSIS_CULPRITS long. */
+/* Keeps c among the chain's culprits if it is one of the INGERO_ANALYSIS_CULPRITS that took most (ties: lower tid). */
+static void culprit_keep(struct ingero_analysis_chain *ch, const struct ingero_analysis_culprit *c)
+{
+	uint32_t k = ch->nculprits < INGERO_ANALYSIS_CULPRITS ? ch->nculprits++ : INGERO_ANALYSIS_CULPRITS;
+
+	for (; k > 0; k--) {
+		const struct ingero_analysis_culprit *p = &ch->culprits[k - 1];
+
+		if (p->ns > c->ns || (p->ns == c->ns && p->task.tid < c->task.tid))
+			break;
+		if (k < INGERO_ANALYSIS_CULPRITS)
+			ch->culprits[k] = *p;
+	}
+	if (k < INGERO_ANALYSIS_CULPRITS)
+		ch->culprits[k] = *c;
+}
+
+/* Sums what each task took from the chain's calls, and keeps those that took most. */
 static void chain_culprits(struct ingero_analysis *a, struct ingero_analysis_chain *ch, uint32_t slow_cls,
 			   struct amap *sums)
 {
-	struct ingero_analysis_culprit *all;
 	struct blame *b;
-	size_t pos = 0, n = 0, i, k;
+	size_t pos = 0;
+	uint32_t k;
 	uint64_t key;
 	uint64_t best_waker_ns = 0;
 	int32_t best_waker = 0;
@@ -227,26 +251,11 @@ static void chain_culprits(struct ingero_analysis *a, struct ingero_analysis_cha
 		if (!t.traced)
 			ch->neighbour_ns += ((struct ingero_analysis_culprit *)(void *)b)->ns;
 	}
-	all = malloc((sums->n + 1) * sizeof(*all));
-	for (pos = 0; all && (b = amap_next(sums, &pos, &key));)
-		all[n++] = *(struct ingero_analysis_culprit *)(void *)b;
-	for (k = 0; all && k < n && k < INGERO_ANALYSIS_CULPRITS; k++) {
-		size_t best = k;
-		struct ingero_analysis_culprit tmp;
-
-		for (i = k + 1; i < n; i++)
-			if (all[i].ns > all[best].ns || (all[i].ns == all[best].ns && all[i].task.tid < all[best].task.tid))
-				best = i;
-		tmp = all[best];
-		all[best] = all[k];
-		all[k] = tmp;
-		task_of(a, all[k].task.tid, &tmp.task);
-		ch->culprits[k] = all[k];
-		ch->culprits[k].task = tmp.task;
-	}
-	ch->nculprits = (uint32_t)k;
-	ch->cpu = k && ch->culprits[0].cpus ? __builtin_ctzll(ch->culprits[0].cpus) : -1;
-	free(all);
+	for (pos = 0; (b = amap_next(sums, &pos, &key));)
+		culprit_keep(ch, (struct ingero_analysis_culprit *)(void *)b);
+	for (k = 0; k < ch->nculprits; k++)
+		task_of(a, ch->culprits[k].task.tid, &ch->culprits[k].task);
+	ch->cpu = ch->nculprits && ch->culprits[0].cpus ? __builtin_ctzll(ch->culprits[0].cpus) : -1;
 }
 
 static void chain_summary(struct ingero_analysis *a, struct ingero_analysis_chain *ch)
@@ -285,7 +294,7 @@ static void chain_summary(struct ingero_analysis *a, struct ingero_analysis_chai
 		snprintf(all, sizeof(all), "all %llu call%s", (unsigned long long)ch->slow_calls,
 			 ch->slow_calls == 1 ? "" : "s");
 		n = snprintf(s, len, "%llu of %s %s %s on CPU %d by %s (pid %u%s), %s each",
-			     (unsigned long long)c->slow_calls, ch->all_calls ? all : slow,
+			     (unsigned long long)c->slow_calls, ch->scope == INGERO_SCOPE_ALL ? all : slow,
 			     c->slow_calls == 1 ? "was" : "were",
 			     ch->cause == INGERO_CAUSE_PREEMPTED ? "preempted" : "kept off the CPU after their wakeup",
 			     ch->cpu, c->task.comm, c->task.pid, c->task.traced ? ", a traced thread" : "", each);
@@ -369,7 +378,7 @@ static int chain_of(struct ingero_analysis *a, const struct ingero_analysis_api 
 	if (!ch->slow_calls || (all_calls ? !taken : !row->excess_ns))
 		return 0;
 	ch->api = row->api;
-	ch->all_calls = all_calls;
+	ch->scope = all_calls ? INGERO_SCOPE_ALL : INGERO_SCOPE_SLOW;
 	ch->p50_ns = row->p50_ns;
 	ch->p90_ns = row->p90_ns;
 	ch->p99_ns = row->p99_ns;
@@ -400,6 +409,114 @@ static int chain_of(struct ingero_analysis *a, const struct ingero_analysis_api 
 	return 1;
 }
 
+/* The outermost row that best stands for the callers' work: the most calls, entry-only ones first. */
+static uint32_t callers_api(const struct ingero_analysis_result *res)
+{
+	const struct ingero_analysis_api *best = NULL;
+	uint32_t i;
+
+	for (i = 0; i < res->napis; i++) {
+		const struct ingero_analysis_api *r = &res->apis[i];
+
+		if (!r->nested && (!best || r->entry_only > best->entry_only ||
+				   (r->entry_only == best->entry_only && r->calls > best->calls)))
+			best = r;
+	}
+	return best ? best->api : 0;
+}
+
+/* The threads that call CUDA: how many, the CPU time they wanted since their first call, and the one that called most. */
+static uint64_t callers_wanted(struct ingero_analysis *a, uint32_t *n, int32_t *most)
+{
+	uint64_t wanted = 0, best = 0;
+	struct thread **tp;
+	size_t pos = 0;
+	uint64_t key;
+
+	*n = 0;
+	while ((tp = amap_next(&a->threads, &pos, &key))) {
+		const struct thread *t = *tp;
+		uint64_t calls = t->calls + t->entry_calls;
+
+		if (!t->traced || !calls || (a->opts.tid && t->tid != a->opts.tid))
+			continue;
+		++*n;
+		wanted += t->run_ns + t->delay_ns - t->wanted_before;
+		if (calls > best || (calls == best && t->tid < *most)) {
+			best = calls;
+			*most = t->tid;
+		}
+	}
+	return wanted;
+}
+
+static void between_summary(struct ingero_analysis *a, struct ingero_analysis_chain *ch, int32_t most)
+{
+	const struct ingero_analysis_culprit *c = &ch->culprits[0];
+	const struct ingero_analysis_api *row = NULL;
+	char taken[32], wanted[32], who[64];
+	struct ingero_analysis_task t;
+	size_t len = sizeof(ch->summary);
+	uint32_t i;
+	int n;
+
+	task_of(a, most, &t);
+	if (ch->callers == 1)
+		snprintf(who, sizeof(who), "%s (tid %d) lost", t.comm, t.tid);
+	else
+		snprintf(who, sizeof(who), "the %u threads that call CUDA lost", ch->callers);
+	ingero_analysis_fmt_ns(taken, sizeof(taken), ch->taken_ns);
+	ingero_analysis_fmt_ns(wanted, sizeof(wanted), ch->wanted_ns);
+	n = snprintf(ch->summary, len, "between CUDA calls, %s %s of the %s %s wanted the CPU (%.0f%%), "
+		     "%s on CPU %d by %s (pid %u)", who, taken, wanted, ch->callers == 1 ? "it" : "they",
+		     100.0 * ch->taken_ns / ch->wanted_ns, ch->cause == INGERO_CAUSE_PREEMPTED ? "preempted" :
+		     "after wakeups", ch->cpu, c->task.comm, c->task.pid);
+	for (i = 0; i < a->result.napis; i++)
+		if (a->result.apis[i].api == ch->api && !a->result.apis[i].nested)
+			row = &a->result.apis[i];
+	if (n > 0 && (size_t)n < len && row && row->entry_only)
+		snprintf(ch->summary + n, len - n, "; its %llu %s calls (timed at no end) waited with it",
+			 (unsigned long long)row->calls, a->opts.apis[ch->api].name);
+}
+
+/*
+ * The chain of the time between calls: what other programs' tasks took
+ * from the threads that call CUDA outside their timed calls. Launches probed
+ * at their entries alone have no interval to show that in, yet they wait
+ * whenever their thread does. None under MEDIUM_SHARE of the time wanted.
+ */
+static int between_chain(struct ingero_analysis *a, struct ingero_analysis_chain *ch)
+{
+	const struct interferer *f;
+	int32_t most = 0;
+	size_t pos = 0;
+	uint64_t key;
+
+	memset(ch, 0, sizeof(*ch));
+	ch->wanted_ns = callers_wanted(a, &ch->callers, &most);
+	while ((f = amap_next(&a->interferers, &pos, &key))) {
+		struct ingero_analysis_culprit c = { .ns = f->callers_ns - f->in_calls_ns, .cpus = f->cpus };
+
+		task_of(a, (int32_t)key, &c.task);
+		if (c.task.traced || f->callers_ns <= f->in_calls_ns)
+			continue;
+		ch->taken_ns += c.ns;
+		culprit_keep(ch, &c);
+	}
+	if (!ch->nculprits || ch->taken_ns < MEDIUM_SHARE * ch->wanted_ns)
+		return 0;
+	f = amap_get(&a->interferers, (uint32_t)ch->culprits[0].task.tid);
+	ch->scope = INGERO_SCOPE_BETWEEN;
+	ch->api = callers_api(&a->result);
+	ch->cause = f->preemptions >= f->delays ? INGERO_CAUSE_PREEMPTED : INGERO_CAUSE_DELAYED;
+	ch->severity = ch->taken_ns >= HIGH_SHARE * ch->wanted_ns ? INGERO_SEVERITY_HIGH : INGERO_SEVERITY_MEDIUM;
+	ch->cost_ns = ch->neighbour_ns = ch->taken_ns;
+	ch->cpu = ch->culprits[0].cpus ? __builtin_ctzll(ch->culprits[0].cpus) : -1;
+	ch->remedy = remedies[ch->cause];
+	between_summary(a, ch, most);
+	return 1;
+}
+
 static int by_cost(const void *x, const void *y)
 {
 	const struct ingero_analysis_chain *p = x, *q = y;
@@ -413,7 +530,7 @@ int build_chains(struct ingero_analysis *a)
 	struct amap sums;
 	uint32_t i;
 
-	/* At most two chains per row: its slow calls, and interference that slowed all of them. */
+	/* At most two chains per row (its slow calls, and interference that slowed all of them), and one between calls. */
 	res->chains = calloc(2 * res->napis + 1, sizeof(*res->chains));
 	if (!res->chains || amap_init(&sums, sizeof(struct ingero_analysis_culprit), 256))
 		return -1;
@@ -432,6 +549,7 @@ int build_chains(struct ingero_analysis *a)
 			res->nchains++;
 	}
 	amap_release(&sums);
+	res->nchains += between_chain(a, &res->chains[res->nchains]);
 	qsort(res->chains, res->nchains, sizeof(*res->chains), by_cost);
 	return 0;
 }

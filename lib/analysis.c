@@ -230,6 +230,8 @@ static void blame_stretch(struct ingero_analysis *a, struct thread *t, const str
 			return;
 		f->ns += ns;
 		f->cpus |= cpu_bit;
+		if (t->calls || t->entry_calls)
+			f->callers_ns += ns;
 		if (ns > f->longest_ns)
 			f->longest_ns = ns;
 		if (s->kind == INGERO_SPLIT_WAIT && !i)
@@ -661,8 +663,11 @@ static int on_call(struct ingero_analysis *a, const struct ingero_event *ev)
 	r = row_get(a, c->api, c->parent != 0);
 	if (!r)
 		return -1;
+	if (!t->calls && !t->entry_calls)
+		t->wanted_before = t->run_ns + t->delay_ns;
 	if (ingero_api_entry_only(&a->opts.apis[c->api])) {
 		r->calls++;
+		t->entry_calls++;
 		return 0;
 	}
 	split_call(a, t, ev, &cs);

@@ -31,6 +31,14 @@ enum ingero_severity {
 	INGERO_SEVERITY_HIGH,
 };
 
+/* What a chain's evidence is over. */
+enum ingero_scope {
+	INGERO_SCOPE_SLOW,	/* an API's slow calls */
+	INGERO_SCOPE_ALL,	/* all its calls: a neighbour slowed them alike */
+	INGERO_SCOPE_BETWEEN,	/* the threads that call CUDA, between their calls */
+	INGERO_NR_SCOPES
+};
+
 /* What a chain's slow calls spent their extra time on. */
 enum ingero_cause {
 	INGERO_CAUSE_PREEMPTED,	/* another task took the CPU */
@@ -99,7 +107,9 @@ struct ingero_analysis_chain {
 	uint64_t cost_ns;	/* the time above the median, summed, or what interference took if more: the rank */
 	uint64_t p50_ns, p90_ns, p99_ns, max_ns;
 	uint64_t calls, slow_calls, slow_from_ns;	/* slow: the calls of at least slow_from_ns */
-	int all_calls;		/* the evidence is over all the calls: the neighbour slowed them alike */
+	uint32_t scope;		/* enum ingero_scope */
+	uint32_t callers;	/* BETWEEN: the threads that call CUDA */
+	uint64_t wanted_ns;	/* BETWEEN: the CPU time they wanted since their first call, running or runnable */
 	uint64_t taken_ns;	/* the CPU time other tasks took from the API's calls while they were runnable */
 	uint64_t neighbour_ns;	/* of that, by tasks that are not traced threads: what rates the severity */
 	uint64_t slow_lossy;	/* slow calls that overlap lost events */
@@ -223,6 +233,7 @@ void ingero_analysis_free(struct ingero_analysis *a);
 const char *ingero_split_name(enum ingero_split s);
 const char *ingero_severity_name(enum ingero_severity s);
 const char *ingero_cause_name(enum ingero_cause c);
+const char *ingero_scope_name(enum ingero_scope s);
 /* "1.9 ms", "413 us", "12 ns": three significant digits. Returns buf. */
 char *ingero_analysis_fmt_ns(char *buf, size_t len, uint64_t ns);
 

@@ -11,7 +11,8 @@ start_hog() {
 	return 1
 }
 
-# analyze-sync spends its delays inside its launches: they are timed only with --returns.
+# analyze-sync spends its delays inside its launches: they are timed only with --returns;
+# with the default set they are the time between calls.
 
 # "KEY=VALUE" off a workload's summary line.
 field() { tr ' ' '\n' <"$1" | sed -n "s/^$2=//p"; }
@@ -37,6 +38,26 @@ test_expect_success TRACEFS 'what the hog took inside the calls is within 20% of
 	echo "measured $measured, hog took $taken, runnable in calls $split" &&
 	test_within "$taken" "$measured" 20 &&
 	test_within "$split" "$measured" 20
+'
+
+test_expect_success TRACEFS 'with a hog, launches at their entries alone: the chain between calls names it' '
+	start_hog &&
+	test_when_finished "kill $hog" &&
+	ingero record -q -o entry.ing.zst -- "$WORKLOADS/analyze-sync" 100 500 200 >entry.out &&
+	ingero analyze --json entry.ing.zst >entry.json &&
+	between=".chains[] | select(.scope == \"between\")" &&
+	jq -c "$between | {severity, summary}" entry.json &&
+	test_json entry.json "$between | .culprits[0].comm" hog &&
+	test_json entry.json "$between | .culprits[0].pid" $hog &&
+	test_json entry.json "$between | .severity == \"high\" or .severity == \"medium\"" true
+'
+
+test_expect_success TRACEFS 'what the hog took between and in the calls is within 20% of all the delay the workload measured' '
+	measured=$(field entry.out delay_ns) &&
+	taken=$(jq "[(.chains[] | select(.scope == \"between\") | .culprits[0].ns),
+		(.interference[] | select(.comm == \"hog\") | .in_calls_ns)] | add" entry.json) &&
+	echo "measured $measured, hog took $taken" &&
+	test_within "$taken" "$measured" 20
 '
 
 test_expect_success TRACEFS 'without the hog: recorded, with the allocation workload after it' '

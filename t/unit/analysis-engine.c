@@ -178,7 +178,7 @@ static void test_uniform_preemption(void)
 	r = run();
 	is_u64(r->nchains, 1, "one chain");
 	c = &r->chains[0];
-	is_u64(c->all_calls, 1, "over all the calls");
+	is_u64(c->scope, INGERO_SCOPE_ALL, "over all the calls");
 	is_u64(c->cause, INGERO_CAUSE_PREEMPTED, "preempted");
 	is_u64(c->severity, INGERO_SEVERITY_HIGH, "high: 80%% of the time taken");
 	is_u64(c->taken_ns, 20 * 40000, "taken");
@@ -189,6 +189,47 @@ static void test_uniform_preemption(void)
 }
 
 /* A sync that sleeps until the fake GPU thread wakes it; then, once, hog delays the woken thread. */
+/*
+ * Ten launches probed at their entries alone, 100 us apart, on CPU 0; after
+ * the fifth, hog takes the CPU for 300 us: the launches have no interval to
+ * show it in, so the chain is the one between calls.
+ */
+static void test_between_calls(void)
+{
+	struct ingero_api entry_only[NAPIS];
+	struct ingero_analysis_opts o = { .apis = entry_only, .napis = NAPIS, .api = -1 };
+	const struct ingero_analysis_result *r;
+	const struct ingero_analysis_chain *c;
+	uint64_t t0 = 1000000;
+	int i;
+
+	memcpy(entry_only, apis, sizeof(entry_only));
+	entry_only[LAUNCH].flags = INGERO_API_ENTRY_ONLY;
+	sw(t0 - 1000, 0, 0, 0, 101);
+	for (i = 0; i < 10; i++) {
+		uint64_t ts = t0 + i * 100000 + (i >= 5 ? 300000 : 0);
+
+		call(LAUNCH, 101, ts, ts, 0, 0, 0, 0, 0);
+	}
+	sw(t0 + 450000, 0, 101, INGERO_STATE_PREEMPTED, 200);
+	sw(t0 + 750000, 0, 200, INGERO_STATE_RUNNING, 101);
+	sw(t0 + 1400000, 0, 101, INGERO_STATE_SLEEPING, 0);
+	r = run_with(&o);
+	is_u64(r->nchains, 1, "one chain");
+	c = &r->chains[0];
+	is_u64(c->scope, INGERO_SCOPE_BETWEEN, "between calls");
+	is_u64(c->api, LAUNCH, "the launches stand for the callers' work");
+	is_u64(c->cause, INGERO_CAUSE_PREEMPTED, "preempted");
+	is_u64(c->callers, 1, "one thread calls CUDA");
+	is_u64(c->taken_ns, 300000, "what hog took");
+	is_u64(c->wanted_ns, 1401000, "the time app wanted the CPU: ran or runnable");
+	is_u64(c->severity, INGERO_SEVERITY_HIGH, "high: 21%% of that");
+	is_u64(c->culprits[0].task.tid, 200, "hog");
+	ok(strstr(c->summary, "between CUDA calls, app (tid 101) lost 300 us of the 1.40 ms it wanted the CPU (21%), "
+		  "preempted on CPU 0 by hog (pid 200); its 10 cudaLaunchKernel calls (timed at no end) waited "
+		  "with it") != NULL, "verdict: %s", c->summary);
+}
+
 static void test_sync_sleep(void)
 {
 	const struct ingero_analysis_result *r;
@@ -424,6 +465,7 @@ int main(void)
 {
 	test_preemption();
 	test_uniform_preemption();
+	test_between_calls();
 	test_sync_sleep();
 	test_weighting();
 	test_memory();

@@ -4,9 +4,9 @@
  * waits for it in cudaStreamSynchronize, which sleeps until the stub-gpu
  * thread wakes it. Around every call it reads its run_delay (the time it was
  * runnable but not running) from /proc/thread-self/schedstat, and prints the
- * part inside the calls:
+ * part inside the calls and all of it since the rounds began:
  *   analyze-sync cudaStreamCreate=1 cudaLaunchKernel=N cudaStreamSynchronize=N
- *     delay_in_calls_ns=X sync_delay_ns=Y
+ *     delay_in_calls_ns=X sync_delay_ns=Y delay_ns=Z
  */
 #include <fcntl.h>
 #include <sched.h>
@@ -48,7 +48,7 @@ int main(int argc, char **argv)
 {
 	unsigned long rounds = number(argv[1], "ROUNDS"), kernel_us = number(argc > 2 ? argv[2] : NULL, "KERNEL_US");
 	unsigned long work_us = number(argc > 3 ? argv[3] : NULL, "WORK_US"), i;
-	unsigned long long in_calls = 0, in_sync = 0, d0, d1;
+	unsigned long long in_calls = 0, in_sync = 0, start, d0, d1;
 	cudaStream_t s;
 	cpu_set_t set;
 
@@ -61,6 +61,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	schedstat = open("/proc/thread-self/schedstat", O_RDONLY);
+	start = run_delay();
 	for (i = 0; i < rounds; i++) {
 		spin_us(work_us);
 		d0 = run_delay();
@@ -73,6 +74,7 @@ int main(int argc, char **argv)
 		in_calls += d1 - d0;
 		in_sync += d1 - d0;
 	}
-	report("analyze-sync", "delay_in_calls_ns=%llu sync_delay_ns=%llu", in_calls, in_sync);
+	report("analyze-sync", "delay_in_calls_ns=%llu sync_delay_ns=%llu delay_ns=%llu", in_calls, in_sync,
+	       run_delay() - start);
 	return 0;
 }
