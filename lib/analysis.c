@@ -392,6 +392,9 @@ static int on_task(struct ingero_analysis *a, const struct ingero_event *ev)
 
 		if (!child)
 			return -1;
+		/* It began here, not where the trace did: what it ran before a first switch seen counts from now. */
+		if (child->ring[child->head].kind == KIND_PENDING)
+			child->ring[child->head].start = ev->ts;
 		child->pid = k->child_pid;
 		if (!child->comm)
 			child->comm = k->comm;

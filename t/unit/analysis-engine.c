@@ -50,6 +50,14 @@ static void wake(uint64_t ts, uint32_t cpu, int32_t waker, int32_t wakee, uint32
 	e->wakeup = (struct ingero_wakeup){ .cpu = cpu, .target_cpu = target, .waker_tid = waker, .wakee_tid = wakee };
 }
 
+static void fork_task(uint64_t ts, int32_t parent, int32_t child)
+{
+	struct ingero_event *e = push(INGERO_STREAM_TASK, ts);
+
+	e->task = (struct ingero_task){ .kind = INGERO_TASK_FORK, .pid = 100, .tid = (uint32_t)parent,
+					.child_pid = (uint32_t)child, .child_tid = (uint32_t)child, .comm = "app" };
+}
+
 static int by_key(const void *x, const void *y)
 {
 	const struct ingero_event *p = x, *q = y;
@@ -228,6 +236,24 @@ static void test_between_calls(void)
 	ok(strstr(c->summary, "between CUDA calls, app (tid 101) lost 300 us of the 1.40 ms it wanted the CPU (21%), "
 		  "preempted on CPU 0 by hog (pid 200); its 10 cudaLaunchKernel calls (timed at no end) waited "
 		  "with it") != NULL, "verdict: %s", c->summary);
+}
+
+/* A child whose first switch onto a CPU the trace lacks: it ran from its fork at most, not from the trace's start. */
+static void test_forked_run_time(void)
+{
+	const struct ingero_analysis_result *r;
+	uint64_t t0 = 5000000;
+	uint32_t i;
+
+	sw(1000, 0, 0, 0, 101);
+	fork_task(t0, 101, 501);
+	sw(t0 + 30000, 1, 501, INGERO_STATE_SLEEPING, 0);
+	call(SYNC, 101, t0 + 40000, t0 + 41000, 0, 0, 0, 0, 0);
+	r = run();
+	for (i = 0; i < r->nthreads && r->threads[i].task.tid != 501; i++)
+		;
+	ok(i < r->nthreads, "the child is a traced thread");
+	is_u64(i < r->nthreads ? r->threads[i].run_ns : 0, 30000, "it ran from its fork on");
 }
 
 static void test_sync_sleep(void)
@@ -466,6 +492,7 @@ int main(void)
 	test_preemption();
 	test_uniform_preemption();
 	test_between_calls();
+	test_forked_run_time();
 	test_sync_sleep();
 	test_weighting();
 	test_memory();
