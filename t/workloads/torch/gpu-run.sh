@@ -8,7 +8,9 @@
 # the launches' returns, and the bare kernel probes and scheduler events of
 # ingero's default set drained by BARE, interleaved, ROUNDS rounds, 5 unless set); attach-launch /
 # attach-compute (the same inside one warm process, the tracers attached in
-# turn for WINDOW seconds each: the runs' own spread left out; VARIANTS picks them).
+# turn for WINDOW seconds each: the runs' own spread left out; VARIANTS picks them
+# among untraced, ingero, ingero-ret (--returns), ingero-rt (-e default,rt-launch),
+# ingero-all (-e all) and bare).
 set -u
 INGERO=$(realpath "$1") BARE=$(realpath "$2") OUT=$3
 shift 3
@@ -118,6 +120,8 @@ attached() {
 			untraced) sleep "$win" ;;
 			ingero) "$INGERO" record -q -p $pid --duration "$win" -o "$OUT/attached.ing.zst" ;;
 			ingero-ret) "$INGERO" record -q --returns -p $pid --duration "$win" -o "$OUT/attached.ing.zst" ;;
+			ingero-rt) "$INGERO" record -q -e default,rt-launch -p $pid --duration "$win" -o "$OUT/attached.ing.zst" ;;
+			ingero-all) "$INGERO" record -q -e all -p $pid --duration "$win" -o "$OUT/attached.ing.zst" ;;
 			bare) $BARE -p $pid $events -- sleep "$win" ;;
 			esac 2>>"$OUT/overhead.err" >/dev/null
 			t1=$(date +%s%N)
