@@ -585,8 +585,8 @@ struct ingero_writer *ingero_writer_new(int fd, const struct ingero_header *h)
 		error("cannot create a zstd context");
 		goto fail;
 	}
+	/* no zstd content checksum: each section's CRC32C guards the same bytes */
 	ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, ZSTD_LEVEL);
-	ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_checksumFlag, 1);
 	if (write_header(w, h))
 		goto fail;
 	w->failed = 0;
