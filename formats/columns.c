@@ -153,19 +153,31 @@ static uint8_t *put_codes(uint8_t *p, const uint64_t *codes, uint32_t n, unsigne
 	return p;
 }
 
-static const char *get_sparse(const uint8_t *p, size_t len, uint64_t *codes, uint32_t n)
+/* NULL when p[0..len) is a sound list of sparse codes for n events, else what is wrong. */
+static const char *sparse_check(const uint8_t *p, size_t len, uint32_t n)
 {
 	uint32_t m, j, i, next = 0;
 
 	if (len < 4 || (m = get_u32(p)) > n || len != 4 + (size_t)m * SPARSE_ENTRY_SIZE)
 		return "column length does not match its width";
-	memset(codes, 0, (size_t)n * sizeof(*codes));
 	for (j = 0, p += 4; j < m; j++, p += SPARSE_ENTRY_SIZE) {
 		if ((i = get_u32(p)) < next || i >= n)
 			return "sparse codes out of order";
-		codes[i] = get_u64(p + 4);
 		next = i + 1;
 	}
+	return NULL;
+}
+
+static const char *get_sparse(const uint8_t *p, size_t len, uint64_t *codes, uint32_t n)
+{
+	const char *err = sparse_check(p, len, n);
+	uint32_t m, j;
+
+	if (err)
+		return err;
+	memset(codes, 0, (size_t)n * sizeof(*codes));
+	for (j = 0, m = get_u32(p), p += 4; j < m; j++, p += SPARSE_ENTRY_SIZE)
+		codes[get_u32(p)] = get_u64(p + 4);
 	return NULL;
 }
 
@@ -250,19 +262,53 @@ static inline uint64_t value_of(uint64_t c, uint64_t pred, unsigned flags)
 }
 
 /*
+ * Where the codes to decode come from: an array of them; the record's bytes
+ * when each is one byte; or the record's sparse entries, taken as the
+ * events reach them. The last two need no pass of their own.
+ */
+enum codes_from { CODES_ARRAY, CODES_BYTES, CODES_SPARSE };
+
+struct codes_in {
+	const uint64_t *codes;
+	const uint8_t *p, *end;	/* the record's bytes; sparse: the next entry and the end */
+	uint32_t next;		/* sparse: the event of the next entry */
+};
+
+/* Sparse entries checked by sparse_check(), to be read from the first. */
+static struct codes_in sparse_in(const uint8_t *p, size_t len)
+{
+	struct codes_in in = { NULL, p + 4, p + len, len > 4 ? get_u32(p + 4) : UINT32_MAX };
+
+	return in;
+}
+
+/* The code of event i, the events coming in order. */
+static inline __attribute__((always_inline)) uint64_t code_in(struct codes_in *in, uint32_t i, int from)
+{
+	uint64_t code;
+
+	if (from == CODES_ARRAY)
+		return in->codes[i];
+	if (from == CODES_BYTES)
+		return in->p[i];
+	if (i != in->next)
+		return 0;
+	code = get_u64(in->p + 4);
+	in->p += SPARSE_ENTRY_SIZE;
+	in->next = in->p < in->end ? get_u32(in->p) : UINT32_MAX;
+	return code;
+}
+
+/*
  * The delta codec in one loop for both directions: encode turns vals[c]
  * into codes, decode the reverse, with the same predictions. Inlined with
- * decode and flags known, so that the loops test neither.
+ * decode, flags and where the codes come from known, so that the loops
+ * test none of them.
  */
-/* A code to decode: from the record's bytes when each is one byte (narrow), so that they need no pass of their own. */
-static inline uint64_t code_in(const uint64_t *codes, const uint8_t *bytes, uint32_t i, int narrow)
-{
-	return narrow ? bytes[i] : codes[i];
-}
 
 static inline __attribute__((always_inline)) void
 delta_loop(uint64_t *v, const uint64_t *src, const uint32_t *k, uint32_t keyn, uint32_t n, uint64_t base,
-	   uint64_t *codes, const uint8_t *bytes, int narrow, uint64_t *last, struct code_stats *st, int decode,
+	   uint64_t *codes, struct codes_in *in, int from, uint64_t *last, struct code_stats *st, int decode,
 	   unsigned flags)
 {
 	struct code_stats acc = { 0, 0 };
@@ -271,7 +317,7 @@ delta_loop(uint64_t *v, const uint64_t *src, const uint32_t *k, uint32_t keyn, u
 	if (flags & PRED_SAME) {
 		for (i = 0; i < n; i++) {
 			if (decode)
-				v[i] = value_of(code_in(codes, bytes, i, narrow), src[i], flags);
+				v[i] = value_of(code_in(in, i, from), src[i], flags);
 			else
 				stats_add(&acc, codes[i] = code_of(v[i], src[i], flags));
 		}
@@ -281,7 +327,7 @@ delta_loop(uint64_t *v, const uint64_t *src, const uint32_t *k, uint32_t keyn, u
 			last[i] = base;
 		for (i = 0; i < n; i++) {
 			if (decode)
-				v[i] = value_of(code_in(codes, bytes, i, narrow), last[k[i]], flags);
+				v[i] = value_of(code_in(in, i, from), last[k[i]], flags);
 			else
 				stats_add(&acc, codes[i] = code_of(v[i], last[k[i]], flags));
 			last[k[i]] = src[i];
@@ -291,7 +337,7 @@ delta_loop(uint64_t *v, const uint64_t *src, const uint32_t *k, uint32_t keyn, u
 
 		for (i = 0; i < n; i++) {
 			if (decode)
-				v[i] = value_of(code_in(codes, bytes, i, narrow), pred, flags);
+				v[i] = value_of(code_in(in, i, from), pred, flags);
 			else
 				stats_add(&acc, codes[i] = code_of(v[i], pred, flags));
 			pred = src[i];
@@ -301,13 +347,10 @@ delta_loop(uint64_t *v, const uint64_t *src, const uint32_t *k, uint32_t keyn, u
 		*st = acc;
 }
 
-/*
- * Encoding, st gets what the width is picked from; decoding, it is NULL,
- * and the codes are in codes or, narrow, the bytes of the record.
- */
+/* Encoding, st gets what the width is picked from; decoding, it is NULL, and the codes come from in. */
 static inline __attribute__((always_inline)) void
 delta_run(const struct column_def *cols, unsigned c, uint64_t *const *vals, uint32_t *const *keyidx,
-	  uint32_t keyn, uint32_t n, uint64_t base, uint64_t *codes, const uint8_t *bytes, int narrow,
+	  uint32_t keyn, uint32_t n, uint64_t base, uint64_t *codes, struct codes_in *in, int from,
 	  uint64_t *last, struct code_stats *st, int decode)
 {
 	const struct column_def *d = &cols[c];
@@ -318,25 +361,25 @@ delta_run(const struct column_def *cols, unsigned c, uint64_t *const *vals, uint
 	/* the predictors of the schemas, each its own loop; any other mix in a loop that tests */
 	switch (d->flags) {
 	case 0:
-		delta_loop(v, src, k, keyn, n, base, codes, bytes, narrow, last, st, decode, 0);
+		delta_loop(v, src, k, keyn, n, base, codes, in, from, last, st, decode, 0);
 		break;
 	case PRED_ZERO:
-		delta_loop(v, src, k, keyn, n, base, codes, bytes, narrow, last, st, decode, PRED_ZERO);
+		delta_loop(v, src, k, keyn, n, base, codes, in, from, last, st, decode, PRED_ZERO);
 		break;
 	case PRED_RISE:
-		delta_loop(v, src, k, keyn, n, base, codes, bytes, narrow, last, st, decode, PRED_RISE);
+		delta_loop(v, src, k, keyn, n, base, codes, in, from, last, st, decode, PRED_RISE);
 		break;
 	case PRED_SAME:
-		delta_loop(v, src, k, keyn, n, base, codes, bytes, narrow, last, st, decode, PRED_SAME);
+		delta_loop(v, src, k, keyn, n, base, codes, in, from, last, st, decode, PRED_SAME);
 		break;
 	case PRED_SAME | PRED_ZERO:
-		delta_loop(v, src, k, keyn, n, base, codes, bytes, narrow, last, st, decode, PRED_SAME | PRED_ZERO);
+		delta_loop(v, src, k, keyn, n, base, codes, in, from, last, st, decode, PRED_SAME | PRED_ZERO);
 		break;
 	case PRED_SAME | PRED_RISE:
-		delta_loop(v, src, k, keyn, n, base, codes, bytes, narrow, last, st, decode, PRED_SAME | PRED_RISE);
+		delta_loop(v, src, k, keyn, n, base, codes, in, from, last, st, decode, PRED_SAME | PRED_RISE);
 		break;
 	default:
-		delta_loop(v, src, k, keyn, n, base, codes, bytes, narrow, last, st, decode, d->flags);
+		delta_loop(v, src, k, keyn, n, base, codes, in, from, last, st, decode, d->flags);
 		break;
 	}
 }
@@ -414,15 +457,15 @@ static uint32_t dict_build(const uint64_t *v, const uint32_t *k, uint32_t keyn, 
 	return dict_loop(v, k, n, s, idx, st, 1);
 }
 
-/* An unkeyed dictionary's codes, from codes or, narrow, the record's bytes, to entries and values. */
+/* An unkeyed dictionary's codes, from in, to entries and values. */
 static inline __attribute__((always_inline)) const char *
-dict_values(const struct column_scratch *s, const uint64_t *codes, const uint8_t *bytes, int narrow,
-	    uint32_t nd, uint32_t n, uint32_t *idx, uint64_t *v)
+dict_values(const struct column_scratch *s, struct codes_in *in, int from, uint32_t nd, uint32_t n,
+	    uint32_t *idx, uint64_t *v)
 {
 	uint32_t i;
 
 	for (i = 0; i < n; i++) {
-		uint64_t code = code_in(codes, bytes, i, narrow);
+		uint64_t code = code_in(in, i, from);
 
 		if (code >= nd)
 			return "dictionary index out of range";
@@ -503,7 +546,7 @@ int column_encode(struct buf *out, const struct column_def *cols, unsigned c,
 		if (!(d->flags & PRED_SAME))
 			base = n ? vals[d->src == COL_NONE ? c : d->src][0] : 0;
 		delta_run(cols, c, vals, keyidx, d->key == COL_NONE ? 0 : keyn[d->key], n, base,
-			  s->codes, NULL, 0, s->last, &st, 0);
+			  s->codes, NULL, CODES_ARRAY, s->last, &st, 0);
 		w = pick_width(s->codes, n, &st, &size);
 		break;
 	case ENC_DICT:
@@ -553,21 +596,29 @@ const char *column_decode(const uint8_t *rec, size_t len, const struct column_de
 	unsigned w = rec[3];
 	uint64_t base = get_u64(rec + 8), *v = vals[c];
 	const uint8_t *p = rec + COLUMN_HEADER_SIZE;
+	struct codes_in in = { NULL, NULL, NULL, 0 };
 	const char *err;
-	uint32_t i, nd, runs;
+	uint32_t i, nd, runs, keyn_of = d->key == COL_NONE ? 0 : keyn[d->key];
 
 	len -= COLUMN_HEADER_SIZE;
 	switch (d->enc) {
 	case ENC_DELTA:
 		if (w == 1 && len == n) {
-			delta_run(cols, c, vals, keyidx, d->key == COL_NONE ? 0 : keyn[d->key], n, base,
-				  NULL, p, 1, s->last, NULL, 1);
+			in.p = p;
+			delta_run(cols, c, vals, keyidx, keyn_of, n, base, NULL, &in, CODES_BYTES, s->last, NULL, 1);
+			return NULL;
+		}
+		if (w == WIDTH_SPARSE) {
+			if ((err = sparse_check(p, len, n)))
+				return err;
+			in = sparse_in(p, len);
+			delta_run(cols, c, vals, keyidx, keyn_of, n, base, NULL, &in, CODES_SPARSE, s->last, NULL, 1);
 			return NULL;
 		}
 		if ((err = get_codes(p, len, s->codes, n, w)))
 			return err;
-		delta_run(cols, c, vals, keyidx, d->key == COL_NONE ? 0 : keyn[d->key], n, base,
-			  s->codes, NULL, 0, s->last, NULL, 1);
+		in.codes = s->codes;
+		delta_run(cols, c, vals, keyidx, keyn_of, n, base, NULL, &in, CODES_ARRAY, s->last, NULL, 1);
 		return NULL;
 	case ENC_DICT:
 		if (len < 4 || (nd = get_u32(p)) > n || len - 4 < 8 * (size_t)nd)
@@ -577,13 +628,16 @@ const char *column_decode(const uint8_t *rec, size_t len, const struct column_de
 		keyn[c] = nd;
 		p += 4 + 8 * (size_t)nd;
 		len -= 4 + 8 * (size_t)nd;
-		if (d->key == COL_NONE && w == 1 && len == n)
-			return dict_values(s, NULL, p, 1, nd, n, keyidx[c], v);
+		if (d->key == COL_NONE && w == 1 && len == n) {
+			in.p = p;
+			return dict_values(s, &in, CODES_BYTES, nd, n, keyidx[c], v);
+		}
 		if ((err = get_codes(p, len, s->codes, n, w)))
 			return err;
 		if (d->key != COL_NONE)
 			return dict_keyed(s, keyidx[d->key], keyn[d->key], nd, n, keyidx[c], v);
-		return dict_values(s, s->codes, NULL, 0, nd, n, keyidx[c], v);
+		in.codes = s->codes;
+		return dict_values(s, &in, CODES_ARRAY, nd, n, keyidx[c], v);
 	case ENC_RLE:
 		if (len < 4 || (runs = get_u32(p)) > n || len != 4 + 12 * (size_t)runs)
 			return "bad run lengths";
