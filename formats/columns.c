@@ -125,9 +125,65 @@ static unsigned pick_width(const uint64_t *codes, uint32_t n, const struct code_
 	return WIDTH_PLANES | w;
 }
 
+/*
+ * The planes in one pass over the codes, each code's bytes to their
+ * planes; inlined with the number of planes known, so that the loop is
+ * unrolled over them.
+ */
+static inline __attribute__((always_inline)) void
+planes_put(uint8_t *restrict p, const uint64_t *restrict codes, uint32_t n, unsigned planes)
+{
+	uint32_t i;
+	unsigned b;
+
+	for (i = 0; i < n; i++)
+		for (b = 0; b < planes; b++)
+			p[(size_t)b * n + i] = (uint8_t)(codes[i] >> 8 * b);
+}
+
+static inline __attribute__((always_inline)) void
+planes_get(uint64_t *restrict codes, const uint8_t *restrict p, uint32_t n, unsigned planes)
+{
+	uint32_t i;
+	unsigned b;
+
+	for (i = 0; i < n; i++) {
+		uint64_t code = p[i];
+
+		for (b = 1; b < planes; b++)
+			code |= (uint64_t)p[(size_t)b * n + i] << 8 * b;
+		codes[i] = code;
+	}
+}
+
+/* The counts of planes that blocks mostly have get loops of their own, unrolled over the planes. */
+static void planes_encode(uint8_t *p, const uint64_t *codes, uint32_t n, unsigned planes)
+{
+	if (planes == 1)
+		planes_put(p, codes, n, 1);
+	else if (planes == 2)
+		planes_put(p, codes, n, 2);
+	else if (planes == 3)
+		planes_put(p, codes, n, 3);
+	else
+		planes_put(p, codes, n, planes);
+}
+
+static void planes_decode(uint64_t *codes, const uint8_t *p, uint32_t n, unsigned planes)
+{
+	if (planes == 1)
+		planes_get(codes, p, n, 1);
+	else if (planes == 2)
+		planes_get(codes, p, n, 2);
+	else if (planes == 3)
+		planes_get(codes, p, n, 3);
+	else
+		planes_get(codes, p, n, planes);
+}
+
 static uint8_t *put_codes(uint8_t *p, const uint64_t *codes, uint32_t n, unsigned w)
 {
-	unsigned b;
+	unsigned planes;
 	uint32_t i;
 
 	if (w == WIDTH_SPARSE) {
@@ -147,10 +203,9 @@ static uint8_t *put_codes(uint8_t *p, const uint64_t *codes, uint32_t n, unsigne
 			p = put_varint(p, codes[i]);
 		return p;
 	}
-	for (b = 0; b < (w & ~WIDTH_PLANES); b++, p += n)
-		for (i = 0; i < n; i++)
-			p[i] = (uint8_t)(codes[i] >> 8 * b);
-	return p;
+	planes = w == 1 ? 1 : w & ~WIDTH_PLANES;
+	planes_encode(p, codes, n, planes);
+	return p + (size_t)n * planes;
 }
 
 /* NULL when p[0..len) is a sound list of sparse codes for n events, else what is wrong. */
@@ -185,7 +240,7 @@ static const char *get_sparse(const uint8_t *p, size_t len, uint64_t *codes, uin
 static const char *get_codes(const uint8_t *p, size_t len, uint64_t *codes, uint32_t n, unsigned w)
 {
 	const uint8_t *end = p + len;
-	unsigned b, planes = w & ~WIDTH_PLANES;
+	unsigned planes = w & ~WIDTH_PLANES;
 	uint32_t i;
 
 	if (w == WIDTH_SPARSE)
@@ -213,11 +268,7 @@ static const char *get_codes(const uint8_t *p, size_t len, uint64_t *codes, uint
 		planes = 1;
 	if (len != (size_t)n * planes)
 		return "column length does not match its width";
-	for (i = 0; i < n; i++)
-		codes[i] = p[i];
-	for (b = 1; b < planes; b++)
-		for (i = 0, p += n; i < n; i++)
-			codes[i] |= (uint64_t)p[i] << 8 * b;
+	planes_decode(codes, p, n, planes);
 	return NULL;
 }
 
