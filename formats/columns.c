@@ -9,6 +9,13 @@
 
 #define DICT_SLOTS (2 * BLOCK_MAX_EVENTS)
 #define DICT_MIN_SLOTS 1024	/* the hash table starts small, so that a few values stay in L1 */
+/*
+ * An unkeyed dictionary looks the values under this up in a table indexed
+ * by the value, not in its hash table: CPUs, API indexes and states are
+ * that small, and thread ids while a host's pids are, and a plain index
+ * costs less than a hash and a probe.
+ */
+#define DIRECT_VALUES (1u << 16)
 
 int buf_grow(struct buf *b, size_t more)
 {
@@ -41,9 +48,12 @@ int column_scratch_init(struct column_scratch *s, int encode)
 	s->dict = malloc(BLOCK_MAX_EVENTS * sizeof(*s->dict));
 	s->dict_key = malloc(BLOCK_MAX_EVENTS * sizeof(*s->dict_key));
 	s->dict_code = malloc(BLOCK_MAX_EVENTS * sizeof(*s->dict_code));
-	if (encode)
+	if (encode) {
 		s->slots = malloc(DICT_SLOTS * sizeof(*s->slots));
-	if (!s->codes || !s->last || !s->dict || !s->dict_key || !s->dict_code || (encode && !s->slots)) {
+		s->direct = calloc(DIRECT_VALUES, sizeof(*s->direct));
+	}
+	if (!s->codes || !s->last || !s->dict || !s->dict_key || !s->dict_code ||
+	    (encode && (!s->slots || !s->direct))) {
 		column_scratch_release(s);
 		return error_errno("cannot allocate column buffers");
 	}
@@ -58,6 +68,7 @@ void column_scratch_release(struct column_scratch *s)
 	free(s->dict_key);
 	free(s->dict_code);
 	free(s->slots);
+	free(s->direct);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -465,22 +476,46 @@ static void dict_grow(struct column_scratch *s, uint32_t nd)
 		s->slots[dict_slot(s, s->dict[e], s->dict_key[e], 1)] = e + 1;
 }
 
+/* Adds (v, key) as entry nd of the dictionary. */
+static inline __attribute__((always_inline)) void
+dict_add(struct column_scratch *s, uint64_t v, uint32_t key, uint32_t nd, int keyed)
+{
+	s->dict[nd] = v;
+	s->dict_key[nd] = key;
+	s->dict_code[nd] = keyed ? (uint32_t)s->last[key]++ : nd;
+}
+
+/*
+ * The entry + 1 of v in an unkeyed dictionary, for v under DIRECT_VALUES:
+ * from the table indexed by v, whose slots the build's stamp marks as its own.
+ */
+static inline __attribute__((always_inline)) uint32_t
+dict_direct(struct column_scratch *s, uint64_t v, uint32_t *nd)
+{
+	uint32_t *d = &s->direct[v];
+
+	if (*d >> 16 != s->stamp) {
+		dict_add(s, v, 0, *nd, 0);
+		*d = s->stamp << 16 | (*nd)++;
+	}
+	return (*d & 0xffff) + 1;
+}
+
 /* dict_build's loop, inlined with keyed known so that an unkeyed column neither compares nor counts keys. */
 static inline __attribute__((always_inline)) uint32_t
 dict_loop(const uint64_t *v, const uint32_t *k, uint32_t n, struct column_scratch *s, uint32_t *idx,
 	  struct code_stats *st, int keyed)
 {
 	struct code_stats acc = { 0, 0 };
-	uint64_t *count = s->last;
 	uint32_t i, nd = 0;
 
 	for (i = 0; i < n; i++) {
-		uint32_t key = keyed ? k[i] : 0, h = dict_slot(s, v[i], key, keyed), e;
+		uint32_t key = keyed ? k[i] : 0, h, e;
 
-		if (!(e = s->slots[h])) {
-			s->dict[nd] = v[i];
-			s->dict_key[nd] = key;
-			s->dict_code[nd] = keyed ? (uint32_t)count[key]++ : nd;
+		if (!keyed && v[i] < DIRECT_VALUES) {
+			e = dict_direct(s, v[i], &nd);
+		} else if (!(e = s->slots[h = dict_slot(s, v[i], key, keyed)])) {
+			dict_add(s, v[i], key, nd, keyed);
 			s->slots[h] = e = ++nd;
 			if (2 * nd > s->mask + 1)
 				dict_grow(s, nd);
@@ -502,8 +537,13 @@ static uint32_t dict_build(const uint64_t *v, const uint32_t *k, uint32_t keyn, 
 {
 	s->mask = DICT_MIN_SLOTS - 1;
 	memset(s->slots, 0, DICT_MIN_SLOTS * sizeof(*s->slots));
-	if (!k)
+	if (!k) {
+		if (++s->stamp > 0xffff) {
+			memset(s->direct, 0, DIRECT_VALUES * sizeof(*s->direct));
+			s->stamp = 1;
+		}
 		return dict_loop(v, NULL, n, s, idx, st, 0);
+	}
 	memset(s->last, 0, keyn * sizeof(*s->last));
 	return dict_loop(v, k, n, s, idx, st, 1);
 }

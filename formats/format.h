@@ -130,8 +130,10 @@ struct column_scratch {
 	/* encode: the code of each entry; decode: each key's entries in turn, the keys one after the other */
 	uint32_t *dict_code;
 	uint32_t *slots, mask;	/* the dictionary's hash table of entry + 1, 0 empty */
+	/* by small value: the stamp of the build that set it (high 16 bits) and the entry */
+	uint32_t *direct, stamp;
 };
-/* The dictionary's hash table is the encoder's alone. */
+/* The dictionary's hash table and its table of small values are the encoder's alone. */
 int column_scratch_init(struct column_scratch *s, int encode);
 void column_scratch_release(struct column_scratch *s);
 
