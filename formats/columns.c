@@ -16,6 +16,8 @@
  * costs less than a hash and a probe.
  */
 #define DIRECT_VALUES (1u << 16)
+/* A key of c entries takes runs of 1, 2, 4... entries, under 4c in all: the pool holds every key's. */
+#define KEY_POOL (4 * BLOCK_MAX_EVENTS)
 
 int buf_grow(struct buf *b, size_t more)
 {
@@ -44,16 +46,19 @@ int column_scratch_init(struct column_scratch *s, int encode)
 {
 	memset(s, 0, sizeof(*s));
 	s->codes = malloc(BLOCK_MAX_EVENTS * sizeof(*s->codes));
-	s->last = malloc(2 * BLOCK_MAX_EVENTS * sizeof(*s->last));
+	s->last = malloc(BLOCK_MAX_EVENTS * sizeof(*s->last));
 	s->dict = malloc(BLOCK_MAX_EVENTS * sizeof(*s->dict));
-	s->dict_key = malloc(BLOCK_MAX_EVENTS * sizeof(*s->dict_key));
-	s->dict_code = malloc(BLOCK_MAX_EVENTS * sizeof(*s->dict_code));
 	if (encode) {
+		s->dict_key = malloc(BLOCK_MAX_EVENTS * sizeof(*s->dict_key));
+		s->dict_code = malloc(BLOCK_MAX_EVENTS * sizeof(*s->dict_code));
 		s->slots = malloc(DICT_SLOTS * sizeof(*s->slots));
 		s->direct = calloc(DIRECT_VALUES, sizeof(*s->direct));
+	} else {
+		s->keys = malloc(BLOCK_MAX_EVENTS * sizeof(*s->keys));
+		s->pool = malloc(KEY_POOL * sizeof(*s->pool));
 	}
-	if (!s->codes || !s->last || !s->dict || !s->dict_key || !s->dict_code ||
-	    (encode && (!s->slots || !s->direct))) {
+	if (!s->codes || !s->last || !s->dict ||
+	    (encode ? !s->dict_key || !s->dict_code || !s->slots || !s->direct : !s->keys || !s->pool)) {
 		column_scratch_release(s);
 		return error_errno("cannot allocate column buffers");
 	}
@@ -69,6 +74,8 @@ void column_scratch_release(struct column_scratch *s)
 	free(s->dict_code);
 	free(s->slots);
 	free(s->direct);
+	free(s->keys);
+	free(s->pool);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -566,38 +573,45 @@ dict_values(const struct column_scratch *s, struct codes_in *in, int from, uint3
 	return NULL;
 }
 
+/* Makes room for one more of key l's entries: its run moves to the pool's end, twice as long. */
+static void key_grow(struct key_entries *l, uint32_t *pool, uint32_t *used)
+{
+	uint32_t room = l->room ? 2 * l->room : 1;
+
+	memcpy(pool + *used, pool + l->at, l->count * sizeof(*pool));
+	l->at = *used;
+	l->room = room;
+	*used += room;
+}
+
 /*
- * A keyed dictionary's codes back to entries: a code equal to the number of
- * values its key has had so far takes the next entry of the dictionary.
+ * A keyed dictionary's codes back to entries, in one pass: a code equal to
+ * the number of values its key has had so far takes the next entry of the
+ * dictionary, which joins the key's run in the pool.
  */
 static const char *dict_keyed(struct column_scratch *s, const uint32_t *k, uint32_t keyn, uint32_t nd,
 			      uint32_t n, uint32_t *idx, uint64_t *v)
 {
-	uint64_t *start = s->last, *count = s->last + keyn, at = 0;
-	uint32_t *entry = s->dict_code, i, next = 0;
+	uint32_t i, next = 0, used = 0;
 
-	memset(count, 0, keyn * sizeof(*count));
+	memset(s->keys, 0, keyn * sizeof(*s->keys));
 	for (i = 0; i < n; i++) {
-		if (s->codes[i] > count[k[i]])
+		struct key_entries *l = &s->keys[k[i]];
+		uint64_t code = s->codes[i];
+
+		if (code > l->count)
 			return "dictionary index out of range";
-		count[k[i]] += s->codes[i] == count[k[i]];
-	}
-	for (i = 0; i < keyn; i++) {
-		start[i] = at;
-		at += count[i];
-		count[i] = 0;
-	}
-	if (at != nd)
-		return "dictionary does not match its indexes";
-	for (i = 0; i < n; i++) {
-		uint32_t *first = &entry[start[k[i]]];
-
-		if (s->codes[i] == count[k[i]])
-			first[count[k[i]]++] = next++;
-		idx[i] = first[s->codes[i]];
+		if (code == l->count) {
+			if (next == nd)
+				return "dictionary does not match its indexes";
+			if (l->count == l->room)
+				key_grow(l, s->pool, &used);
+			s->pool[l->at + l->count++] = next++;
+		}
+		idx[i] = s->pool[l->at + code];
 		v[i] = s->dict[idx[i]];
 	}
-	return NULL;
+	return next == nd ? NULL : "dictionary does not match its indexes";
 }
 
 static uint32_t rle_build(const uint64_t *v, uint32_t n, uint8_t *p)
