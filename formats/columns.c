@@ -9,6 +9,15 @@
 
 #define DICT_SLOTS (2 * BLOCK_MAX_EVENTS)
 #define DICT_MIN_SLOTS 1024	/* the hash table starts small, so that a few values stay in L1 */
+/*
+ * An unkeyed dictionary looks the values under this up in a table indexed
+ * by the value, not in its hash table: CPUs, API indexes and states are
+ * that small, and thread ids while a host's pids are, and a plain index
+ * costs less than a hash and a probe.
+ */
+#define DIRECT_VALUES (1u << 16)
+/* A key of c entries takes runs of 1, 2, 4... entries, under 4c in all: the pool holds every key's. */
+#define KEY_POOL (4 * BLOCK_MAX_EVENTS)
 
 int buf_grow(struct buf *b, size_t more)
 {
@@ -37,13 +46,19 @@ int column_scratch_init(struct column_scratch *s, int encode)
 {
 	memset(s, 0, sizeof(*s));
 	s->codes = malloc(BLOCK_MAX_EVENTS * sizeof(*s->codes));
-	s->last = malloc(2 * BLOCK_MAX_EVENTS * sizeof(*s->last));
+	s->last = malloc(BLOCK_MAX_EVENTS * sizeof(*s->last));
 	s->dict = malloc(BLOCK_MAX_EVENTS * sizeof(*s->dict));
-	s->dict_key = malloc(BLOCK_MAX_EVENTS * sizeof(*s->dict_key));
-	s->dict_code = malloc(BLOCK_MAX_EVENTS * sizeof(*s->dict_code));
-	if (encode)
+	if (encode) {
+		s->dict_key = malloc(BLOCK_MAX_EVENTS * sizeof(*s->dict_key));
+		s->dict_code = malloc(BLOCK_MAX_EVENTS * sizeof(*s->dict_code));
 		s->slots = malloc(DICT_SLOTS * sizeof(*s->slots));
-	if (!s->codes || !s->last || !s->dict || !s->dict_key || !s->dict_code || (encode && !s->slots)) {
+		s->direct = calloc(DIRECT_VALUES, sizeof(*s->direct));
+	} else {
+		s->keys = malloc(BLOCK_MAX_EVENTS * sizeof(*s->keys));
+		s->pool = malloc(KEY_POOL * sizeof(*s->pool));
+	}
+	if (!s->codes || !s->last || !s->dict ||
+	    (encode ? !s->dict_key || !s->dict_code || !s->slots || !s->direct : !s->keys || !s->pool)) {
 		column_scratch_release(s);
 		return error_errno("cannot allocate column buffers");
 	}
@@ -58,6 +73,9 @@ void column_scratch_release(struct column_scratch *s)
 	free(s->dict_key);
 	free(s->dict_code);
 	free(s->slots);
+	free(s->direct);
+	free(s->keys);
+	free(s->pool);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -125,9 +143,65 @@ static unsigned pick_width(const uint64_t *codes, uint32_t n, const struct code_
 	return WIDTH_PLANES | w;
 }
 
+/*
+ * The planes in one pass over the codes, each code's bytes to their
+ * planes; inlined with the number of planes known, so that the loop is
+ * unrolled over them.
+ */
+static inline __attribute__((always_inline)) void
+planes_put(uint8_t *restrict p, const uint64_t *restrict codes, uint32_t n, unsigned planes)
+{
+	uint32_t i;
+	unsigned b;
+
+	for (i = 0; i < n; i++)
+		for (b = 0; b < planes; b++)
+			p[(size_t)b * n + i] = (uint8_t)(codes[i] >> 8 * b);
+}
+
+static inline __attribute__((always_inline)) void
+planes_get(uint64_t *restrict codes, const uint8_t *restrict p, uint32_t n, unsigned planes)
+{
+	uint32_t i;
+	unsigned b;
+
+	for (i = 0; i < n; i++) {
+		uint64_t code = p[i];
+
+		for (b = 1; b < planes; b++)
+			code |= (uint64_t)p[(size_t)b * n + i] << 8 * b;
+		codes[i] = code;
+	}
+}
+
+/* The counts of planes that blocks mostly have get loops of their own, unrolled over the planes. */
+static void planes_encode(uint8_t *p, const uint64_t *codes, uint32_t n, unsigned planes)
+{
+	if (planes == 1)
+		planes_put(p, codes, n, 1);
+	else if (planes == 2)
+		planes_put(p, codes, n, 2);
+	else if (planes == 3)
+		planes_put(p, codes, n, 3);
+	else
+		planes_put(p, codes, n, planes);
+}
+
+static void planes_decode(uint64_t *codes, const uint8_t *p, uint32_t n, unsigned planes)
+{
+	if (planes == 1)
+		planes_get(codes, p, n, 1);
+	else if (planes == 2)
+		planes_get(codes, p, n, 2);
+	else if (planes == 3)
+		planes_get(codes, p, n, 3);
+	else
+		planes_get(codes, p, n, planes);
+}
+
 static uint8_t *put_codes(uint8_t *p, const uint64_t *codes, uint32_t n, unsigned w)
 {
-	unsigned b;
+	unsigned planes;
 	uint32_t i;
 
 	if (w == WIDTH_SPARSE) {
@@ -147,25 +221,36 @@ static uint8_t *put_codes(uint8_t *p, const uint64_t *codes, uint32_t n, unsigne
 			p = put_varint(p, codes[i]);
 		return p;
 	}
-	for (b = 0; b < (w & ~WIDTH_PLANES); b++, p += n)
-		for (i = 0; i < n; i++)
-			p[i] = (uint8_t)(codes[i] >> 8 * b);
-	return p;
+	planes = w == 1 ? 1 : w & ~WIDTH_PLANES;
+	planes_encode(p, codes, n, planes);
+	return p + (size_t)n * planes;
 }
 
-static const char *get_sparse(const uint8_t *p, size_t len, uint64_t *codes, uint32_t n)
+/* NULL when p[0..len) is a sound list of sparse codes for n events, else what is wrong. */
+static const char *sparse_check(const uint8_t *p, size_t len, uint32_t n)
 {
 	uint32_t m, j, i, next = 0;
 
 	if (len < 4 || (m = get_u32(p)) > n || len != 4 + (size_t)m * SPARSE_ENTRY_SIZE)
 		return "column length does not match its width";
-	memset(codes, 0, (size_t)n * sizeof(*codes));
 	for (j = 0, p += 4; j < m; j++, p += SPARSE_ENTRY_SIZE) {
 		if ((i = get_u32(p)) < next || i >= n)
 			return "sparse codes out of order";
-		codes[i] = get_u64(p + 4);
 		next = i + 1;
 	}
+	return NULL;
+}
+
+static const char *get_sparse(const uint8_t *p, size_t len, uint64_t *codes, uint32_t n)
+{
+	const char *err = sparse_check(p, len, n);
+	uint32_t m, j;
+
+	if (err)
+		return err;
+	memset(codes, 0, (size_t)n * sizeof(*codes));
+	for (j = 0, m = get_u32(p), p += 4; j < m; j++, p += SPARSE_ENTRY_SIZE)
+		codes[get_u32(p)] = get_u64(p + 4);
 	return NULL;
 }
 
@@ -173,7 +258,7 @@ static const char *get_sparse(const uint8_t *p, size_t len, uint64_t *codes, uin
 static const char *get_codes(const uint8_t *p, size_t len, uint64_t *codes, uint32_t n, unsigned w)
 {
 	const uint8_t *end = p + len;
-	unsigned b, planes = w & ~WIDTH_PLANES;
+	unsigned planes = w & ~WIDTH_PLANES;
 	uint32_t i;
 
 	if (w == WIDTH_SPARSE)
@@ -201,11 +286,7 @@ static const char *get_codes(const uint8_t *p, size_t len, uint64_t *codes, uint
 		planes = 1;
 	if (len != (size_t)n * planes)
 		return "column length does not match its width";
-	for (i = 0; i < n; i++)
-		codes[i] = p[i];
-	for (b = 1; b < planes; b++)
-		for (i = 0, p += n; i < n; i++)
-			codes[i] |= (uint64_t)p[i] << 8 * b;
+	planes_decode(codes, p, n, planes);
 	return NULL;
 }
 
@@ -250,19 +331,53 @@ static inline uint64_t value_of(uint64_t c, uint64_t pred, unsigned flags)
 }
 
 /*
+ * Where the codes to decode come from: an array of them; the record's bytes
+ * when each is one byte; or the record's sparse entries, taken as the
+ * events reach them. The last two need no pass of their own.
+ */
+enum codes_from { CODES_ARRAY, CODES_BYTES, CODES_SPARSE };
+
+struct codes_in {
+	const uint64_t *codes;
+	const uint8_t *p, *end;	/* the record's bytes; sparse: the next entry and the end */
+	uint32_t next;		/* sparse: the event of the next entry */
+};
+
+/* Sparse entries checked by sparse_check(), to be read from the first. */
+static struct codes_in sparse_in(const uint8_t *p, size_t len)
+{
+	struct codes_in in = { NULL, p + 4, p + len, len > 4 ? get_u32(p + 4) : UINT32_MAX };
+
+	return in;
+}
+
+/* The code of event i, the events coming in order. */
+static inline __attribute__((always_inline)) uint64_t code_in(struct codes_in *in, uint32_t i, int from)
+{
+	uint64_t code;
+
+	if (from == CODES_ARRAY)
+		return in->codes[i];
+	if (from == CODES_BYTES)
+		return in->p[i];
+	if (i != in->next)
+		return 0;
+	code = get_u64(in->p + 4);
+	in->p += SPARSE_ENTRY_SIZE;
+	in->next = in->p < in->end ? get_u32(in->p) : UINT32_MAX;
+	return code;
+}
+
+/*
  * The delta codec in one loop for both directions: encode turns vals[c]
  * into codes, decode the reverse, with the same predictions. Inlined with
- * decode and flags known, so that the loops test neither.
+ * decode, flags and where the codes come from known, so that the loops
+ * test none of them.
  */
-/* A code to decode: from the record's bytes when each is one byte (narrow), so that they need no pass of their own. */
-static inline uint64_t code_in(const uint64_t *codes, const uint8_t *bytes, uint32_t i, int narrow)
-{
-	return narrow ? bytes[i] : codes[i];
-}
 
 static inline __attribute__((always_inline)) void
 delta_loop(uint64_t *v, const uint64_t *src, const uint32_t *k, uint32_t keyn, uint32_t n, uint64_t base,
-	   uint64_t *codes, const uint8_t *bytes, int narrow, uint64_t *last, struct code_stats *st, int decode,
+	   uint64_t *codes, struct codes_in *in, int from, uint64_t *last, struct code_stats *st, int decode,
 	   unsigned flags)
 {
 	struct code_stats acc = { 0, 0 };
@@ -271,7 +386,7 @@ delta_loop(uint64_t *v, const uint64_t *src, const uint32_t *k, uint32_t keyn, u
 	if (flags & PRED_SAME) {
 		for (i = 0; i < n; i++) {
 			if (decode)
-				v[i] = value_of(code_in(codes, bytes, i, narrow), src[i], flags);
+				v[i] = value_of(code_in(in, i, from), src[i], flags);
 			else
 				stats_add(&acc, codes[i] = code_of(v[i], src[i], flags));
 		}
@@ -281,7 +396,7 @@ delta_loop(uint64_t *v, const uint64_t *src, const uint32_t *k, uint32_t keyn, u
 			last[i] = base;
 		for (i = 0; i < n; i++) {
 			if (decode)
-				v[i] = value_of(code_in(codes, bytes, i, narrow), last[k[i]], flags);
+				v[i] = value_of(code_in(in, i, from), last[k[i]], flags);
 			else
 				stats_add(&acc, codes[i] = code_of(v[i], last[k[i]], flags));
 			last[k[i]] = src[i];
@@ -291,7 +406,7 @@ delta_loop(uint64_t *v, const uint64_t *src, const uint32_t *k, uint32_t keyn, u
 
 		for (i = 0; i < n; i++) {
 			if (decode)
-				v[i] = value_of(code_in(codes, bytes, i, narrow), pred, flags);
+				v[i] = value_of(code_in(in, i, from), pred, flags);
 			else
 				stats_add(&acc, codes[i] = code_of(v[i], pred, flags));
 			pred = src[i];
@@ -301,13 +416,10 @@ delta_loop(uint64_t *v, const uint64_t *src, const uint32_t *k, uint32_t keyn, u
 		*st = acc;
 }
 
-/*
- * Encoding, st gets what the width is picked from; decoding, it is NULL,
- * and the codes are in codes or, narrow, the bytes of the record.
- */
+/* Encoding, st gets what the width is picked from; decoding, it is NULL, and the codes come from in. */
 static inline __attribute__((always_inline)) void
 delta_run(const struct column_def *cols, unsigned c, uint64_t *const *vals, uint32_t *const *keyidx,
-	  uint32_t keyn, uint32_t n, uint64_t base, uint64_t *codes, const uint8_t *bytes, int narrow,
+	  uint32_t keyn, uint32_t n, uint64_t base, uint64_t *codes, struct codes_in *in, int from,
 	  uint64_t *last, struct code_stats *st, int decode)
 {
 	const struct column_def *d = &cols[c];
@@ -318,25 +430,25 @@ delta_run(const struct column_def *cols, unsigned c, uint64_t *const *vals, uint
 	/* the predictors of the schemas, each its own loop; any other mix in a loop that tests */
 	switch (d->flags) {
 	case 0:
-		delta_loop(v, src, k, keyn, n, base, codes, bytes, narrow, last, st, decode, 0);
+		delta_loop(v, src, k, keyn, n, base, codes, in, from, last, st, decode, 0);
 		break;
 	case PRED_ZERO:
-		delta_loop(v, src, k, keyn, n, base, codes, bytes, narrow, last, st, decode, PRED_ZERO);
+		delta_loop(v, src, k, keyn, n, base, codes, in, from, last, st, decode, PRED_ZERO);
 		break;
 	case PRED_RISE:
-		delta_loop(v, src, k, keyn, n, base, codes, bytes, narrow, last, st, decode, PRED_RISE);
+		delta_loop(v, src, k, keyn, n, base, codes, in, from, last, st, decode, PRED_RISE);
 		break;
 	case PRED_SAME:
-		delta_loop(v, src, k, keyn, n, base, codes, bytes, narrow, last, st, decode, PRED_SAME);
+		delta_loop(v, src, k, keyn, n, base, codes, in, from, last, st, decode, PRED_SAME);
 		break;
 	case PRED_SAME | PRED_ZERO:
-		delta_loop(v, src, k, keyn, n, base, codes, bytes, narrow, last, st, decode, PRED_SAME | PRED_ZERO);
+		delta_loop(v, src, k, keyn, n, base, codes, in, from, last, st, decode, PRED_SAME | PRED_ZERO);
 		break;
 	case PRED_SAME | PRED_RISE:
-		delta_loop(v, src, k, keyn, n, base, codes, bytes, narrow, last, st, decode, PRED_SAME | PRED_RISE);
+		delta_loop(v, src, k, keyn, n, base, codes, in, from, last, st, decode, PRED_SAME | PRED_RISE);
 		break;
 	default:
-		delta_loop(v, src, k, keyn, n, base, codes, bytes, narrow, last, st, decode, d->flags);
+		delta_loop(v, src, k, keyn, n, base, codes, in, from, last, st, decode, d->flags);
 		break;
 	}
 }
@@ -371,22 +483,46 @@ static void dict_grow(struct column_scratch *s, uint32_t nd)
 		s->slots[dict_slot(s, s->dict[e], s->dict_key[e], 1)] = e + 1;
 }
 
+/* Adds (v, key) as entry nd of the dictionary. */
+static inline __attribute__((always_inline)) void
+dict_add(struct column_scratch *s, uint64_t v, uint32_t key, uint32_t nd, int keyed)
+{
+	s->dict[nd] = v;
+	s->dict_key[nd] = key;
+	s->dict_code[nd] = keyed ? (uint32_t)s->last[key]++ : nd;
+}
+
+/*
+ * The entry + 1 of v in an unkeyed dictionary, for v under DIRECT_VALUES:
+ * from the table indexed by v, whose slots the build's stamp marks as its own.
+ */
+static inline __attribute__((always_inline)) uint32_t
+dict_direct(struct column_scratch *s, uint64_t v, uint32_t *nd)
+{
+	uint32_t *d = &s->direct[v];
+
+	if (*d >> 16 != s->stamp) {
+		dict_add(s, v, 0, *nd, 0);
+		*d = s->stamp << 16 | (*nd)++;
+	}
+	return (*d & 0xffff) + 1;
+}
+
 /* dict_build's loop, inlined with keyed known so that an unkeyed column neither compares nor counts keys. */
 static inline __attribute__((always_inline)) uint32_t
 dict_loop(const uint64_t *v, const uint32_t *k, uint32_t n, struct column_scratch *s, uint32_t *idx,
 	  struct code_stats *st, int keyed)
 {
 	struct code_stats acc = { 0, 0 };
-	uint64_t *count = s->last;
 	uint32_t i, nd = 0;
 
 	for (i = 0; i < n; i++) {
-		uint32_t key = keyed ? k[i] : 0, h = dict_slot(s, v[i], key, keyed), e;
+		uint32_t key = keyed ? k[i] : 0, h, e;
 
-		if (!(e = s->slots[h])) {
-			s->dict[nd] = v[i];
-			s->dict_key[nd] = key;
-			s->dict_code[nd] = keyed ? (uint32_t)count[key]++ : nd;
+		if (!keyed && v[i] < DIRECT_VALUES) {
+			e = dict_direct(s, v[i], &nd);
+		} else if (!(e = s->slots[h = dict_slot(s, v[i], key, keyed)])) {
+			dict_add(s, v[i], key, nd, keyed);
 			s->slots[h] = e = ++nd;
 			if (2 * nd > s->mask + 1)
 				dict_grow(s, nd);
@@ -408,21 +544,26 @@ static uint32_t dict_build(const uint64_t *v, const uint32_t *k, uint32_t keyn, 
 {
 	s->mask = DICT_MIN_SLOTS - 1;
 	memset(s->slots, 0, DICT_MIN_SLOTS * sizeof(*s->slots));
-	if (!k)
+	if (!k) {
+		if (++s->stamp > 0xffff) {
+			memset(s->direct, 0, DIRECT_VALUES * sizeof(*s->direct));
+			s->stamp = 1;
+		}
 		return dict_loop(v, NULL, n, s, idx, st, 0);
+	}
 	memset(s->last, 0, keyn * sizeof(*s->last));
 	return dict_loop(v, k, n, s, idx, st, 1);
 }
 
-/* An unkeyed dictionary's codes, from codes or, narrow, the record's bytes, to entries and values. */
+/* An unkeyed dictionary's codes, from in, to entries and values. */
 static inline __attribute__((always_inline)) const char *
-dict_values(const struct column_scratch *s, const uint64_t *codes, const uint8_t *bytes, int narrow,
-	    uint32_t nd, uint32_t n, uint32_t *idx, uint64_t *v)
+dict_values(const struct column_scratch *s, struct codes_in *in, int from, uint32_t nd, uint32_t n,
+	    uint32_t *idx, uint64_t *v)
 {
 	uint32_t i;
 
 	for (i = 0; i < n; i++) {
-		uint64_t code = code_in(codes, bytes, i, narrow);
+		uint64_t code = code_in(in, i, from);
 
 		if (code >= nd)
 			return "dictionary index out of range";
@@ -432,38 +573,45 @@ dict_values(const struct column_scratch *s, const uint64_t *codes, const uint8_t
 	return NULL;
 }
 
+/* Makes room for one more of key l's entries: its run moves to the pool's end, twice as long. */
+static void key_grow(struct key_entries *l, uint32_t *pool, uint32_t *used)
+{
+	uint32_t room = l->room ? 2 * l->room : 1;
+
+	memcpy(pool + *used, pool + l->at, l->count * sizeof(*pool));
+	l->at = *used;
+	l->room = room;
+	*used += room;
+}
+
 /*
- * A keyed dictionary's codes back to entries: a code equal to the number of
- * values its key has had so far takes the next entry of the dictionary.
+ * A keyed dictionary's codes back to entries, in one pass: a code equal to
+ * the number of values its key has had so far takes the next entry of the
+ * dictionary, which joins the key's run in the pool.
  */
 static const char *dict_keyed(struct column_scratch *s, const uint32_t *k, uint32_t keyn, uint32_t nd,
 			      uint32_t n, uint32_t *idx, uint64_t *v)
 {
-	uint64_t *start = s->last, *count = s->last + keyn, at = 0;
-	uint32_t *entry = s->dict_code, i, next = 0;
+	uint32_t i, next = 0, used = 0;
 
-	memset(count, 0, keyn * sizeof(*count));
+	memset(s->keys, 0, keyn * sizeof(*s->keys));
 	for (i = 0; i < n; i++) {
-		if (s->codes[i] > count[k[i]])
+		struct key_entries *l = &s->keys[k[i]];
+		uint64_t code = s->codes[i];
+
+		if (code > l->count)
 			return "dictionary index out of range";
-		count[k[i]] += s->codes[i] == count[k[i]];
-	}
-	for (i = 0; i < keyn; i++) {
-		start[i] = at;
-		at += count[i];
-		count[i] = 0;
-	}
-	if (at != nd)
-		return "dictionary does not match its indexes";
-	for (i = 0; i < n; i++) {
-		uint32_t *first = &entry[start[k[i]]];
-
-		if (s->codes[i] == count[k[i]])
-			first[count[k[i]]++] = next++;
-		idx[i] = first[s->codes[i]];
+		if (code == l->count) {
+			if (next == nd)
+				return "dictionary does not match its indexes";
+			if (l->count == l->room)
+				key_grow(l, s->pool, &used);
+			s->pool[l->at + l->count++] = next++;
+		}
+		idx[i] = s->pool[l->at + code];
 		v[i] = s->dict[idx[i]];
 	}
-	return NULL;
+	return next == nd ? NULL : "dictionary does not match its indexes";
 }
 
 static uint32_t rle_build(const uint64_t *v, uint32_t n, uint8_t *p)
@@ -503,7 +651,7 @@ int column_encode(struct buf *out, const struct column_def *cols, unsigned c,
 		if (!(d->flags & PRED_SAME))
 			base = n ? vals[d->src == COL_NONE ? c : d->src][0] : 0;
 		delta_run(cols, c, vals, keyidx, d->key == COL_NONE ? 0 : keyn[d->key], n, base,
-			  s->codes, NULL, 0, s->last, &st, 0);
+			  s->codes, NULL, CODES_ARRAY, s->last, &st, 0);
 		w = pick_width(s->codes, n, &st, &size);
 		break;
 	case ENC_DICT:
@@ -553,21 +701,29 @@ const char *column_decode(const uint8_t *rec, size_t len, const struct column_de
 	unsigned w = rec[3];
 	uint64_t base = get_u64(rec + 8), *v = vals[c];
 	const uint8_t *p = rec + COLUMN_HEADER_SIZE;
+	struct codes_in in = { NULL, NULL, NULL, 0 };
 	const char *err;
-	uint32_t i, nd, runs;
+	uint32_t i, nd, runs, keyn_of = d->key == COL_NONE ? 0 : keyn[d->key];
 
 	len -= COLUMN_HEADER_SIZE;
 	switch (d->enc) {
 	case ENC_DELTA:
 		if (w == 1 && len == n) {
-			delta_run(cols, c, vals, keyidx, d->key == COL_NONE ? 0 : keyn[d->key], n, base,
-				  NULL, p, 1, s->last, NULL, 1);
+			in.p = p;
+			delta_run(cols, c, vals, keyidx, keyn_of, n, base, NULL, &in, CODES_BYTES, s->last, NULL, 1);
+			return NULL;
+		}
+		if (w == WIDTH_SPARSE) {
+			if ((err = sparse_check(p, len, n)))
+				return err;
+			in = sparse_in(p, len);
+			delta_run(cols, c, vals, keyidx, keyn_of, n, base, NULL, &in, CODES_SPARSE, s->last, NULL, 1);
 			return NULL;
 		}
 		if ((err = get_codes(p, len, s->codes, n, w)))
 			return err;
-		delta_run(cols, c, vals, keyidx, d->key == COL_NONE ? 0 : keyn[d->key], n, base,
-			  s->codes, NULL, 0, s->last, NULL, 1);
+		in.codes = s->codes;
+		delta_run(cols, c, vals, keyidx, keyn_of, n, base, NULL, &in, CODES_ARRAY, s->last, NULL, 1);
 		return NULL;
 	case ENC_DICT:
 		if (len < 4 || (nd = get_u32(p)) > n || len - 4 < 8 * (size_t)nd)
@@ -577,13 +733,16 @@ const char *column_decode(const uint8_t *rec, size_t len, const struct column_de
 		keyn[c] = nd;
 		p += 4 + 8 * (size_t)nd;
 		len -= 4 + 8 * (size_t)nd;
-		if (d->key == COL_NONE && w == 1 && len == n)
-			return dict_values(s, NULL, p, 1, nd, n, keyidx[c], v);
+		if (d->key == COL_NONE && w == 1 && len == n) {
+			in.p = p;
+			return dict_values(s, &in, CODES_BYTES, nd, n, keyidx[c], v);
+		}
 		if ((err = get_codes(p, len, s->codes, n, w)))
 			return err;
 		if (d->key != COL_NONE)
 			return dict_keyed(s, keyidx[d->key], keyn[d->key], nd, n, keyidx[c], v);
-		return dict_values(s, s->codes, NULL, 0, nd, n, keyidx[c], v);
+		in.codes = s->codes;
+		return dict_values(s, &in, CODES_ARRAY, nd, n, keyidx[c], v);
 	case ENC_RLE:
 		if (len < 4 || (runs = get_u32(p)) > n || len != 4 + 12 * (size_t)runs)
 			return "bad run lengths";

@@ -11,7 +11,7 @@
 #include "../lib/event.h"
 
 #define FORMAT_MAJOR 2
-#define FORMAT_MINOR 0
+#define FORMAT_MINOR 1
 #define FORMAT_MAGIC "INGERO\x1a\n"
 #define FORMAT_MAGIC_LEN 8
 
@@ -120,18 +120,27 @@ void section_seal(uint8_t *sec, uint32_t tag, uint32_t len, uint32_t blockno);
 /* 0 when sec[0..size) is one whole section of that tag and its checksum holds, else a reason. */
 const char *section_check(const uint8_t *sec, size_t size, uint32_t tag);
 
+/* Decoding a keyed dictionary: where a key's entries lie in the pool, how many they are and may be. */
+struct key_entries {
+	uint32_t at, count, room;
+};
+
 /* Column codecs (formats/columns.c): vals[n] <-> the column record at out. */
 struct column_scratch {
 	uint64_t *codes;	/* BLOCK_MAX_EVENTS each */
-	/* per key index: the source column's last value, or a keyed dictionary's first entry and count */
-	uint64_t *last;		/* 2 * BLOCK_MAX_EVENTS */
+	/* per key index: the source column's last value, or (encode) a keyed dictionary's count of values */
+	uint64_t *last;
 	uint64_t *dict;		/* the dictionary's values */
-	uint32_t *dict_key;	/* the key index of each */
-	/* encode: the code of each entry; decode: each key's entries in turn, the keys one after the other */
-	uint32_t *dict_code;
-	uint32_t *slots, mask;	/* the dictionary's hash table of entry + 1, 0 empty */
+	/* encode: the key index and the code of each entry */
+	uint32_t *dict_key, *dict_code;
+	uint32_t *slots, mask;	/* encode: the dictionary's hash table of entry + 1, 0 empty */
+	/* encode, by small value: the stamp of the build that set it (high 16 bits) and the entry */
+	uint32_t *direct, stamp;
+	/* decode: per key index, its entries in the pool */
+	struct key_entries *keys;
+	uint32_t *pool;
 };
-/* The dictionary's hash table is the encoder's alone. */
+/* What encoding and decoding each need. */
 int column_scratch_init(struct column_scratch *s, int encode);
 void column_scratch_release(struct column_scratch *s);
 

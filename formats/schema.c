@@ -38,7 +38,7 @@ static const struct column_def switch_cols[] = {
 	{ "next_prio",  "",      TYPE_I32,    ENC_DELTA, 0, 2, N, EV(sw.next_prio) },
 	{ "prev_prio",  "",      TYPE_I32,    ENC_DELTA, 0, 1, 4, EV(sw.prev_prio) },
 	{ "prev_state", "state", TYPE_U32,    ENC_DICT,  0, N, N, EV(sw.prev_state) },
-	{ "next_comm",  "",      TYPE_STRING, ENC_DELTA, 0, 2, N, EV(sw.next_comm) },
+	{ "next_comm",  "",      TYPE_STRING, ENC_DICT,  0, 2, N, EV(sw.next_comm) },
 	{ "prev_comm",  "",      TYPE_STRING, ENC_DELTA, 0, 1, 7, EV(sw.prev_comm) },
 };
 
