@@ -555,9 +555,9 @@ static uint32_t dict_build(const uint64_t *v, const uint32_t *k, uint32_t keyn, 
 	return dict_loop(v, k, n, s, idx, st, 1);
 }
 
-/* An unkeyed dictionary's codes, from in, to entries and values. */
+/* An unkeyed dictionary's codes, from in, to entries and, unless v is NULL, values. */
 static inline __attribute__((always_inline)) const char *
-dict_values(const struct column_scratch *s, struct codes_in *in, int from, uint32_t nd, uint32_t n,
+dict_values(const uint64_t *dict, struct codes_in *in, int from, uint32_t nd, uint32_t n,
 	    uint32_t *idx, uint64_t *v)
 {
 	uint32_t i;
@@ -568,7 +568,8 @@ dict_values(const struct column_scratch *s, struct codes_in *in, int from, uint3
 		if (code >= nd)
 			return "dictionary index out of range";
 		idx[i] = (uint32_t)code;
-		v[i] = s->dict[code];
+		if (v)
+			v[i] = dict[code];
 	}
 	return NULL;
 }
@@ -585,12 +586,13 @@ static void key_grow(struct key_entries *l, uint32_t *pool, uint32_t *used)
 }
 
 /*
- * A keyed dictionary's codes back to entries, in one pass: a code equal to
- * the number of values its key has had so far takes the next entry of the
- * dictionary, which joins the key's run in the pool.
+ * A keyed dictionary's codes back to entries (and, unless v is NULL, values
+ * from dict), in one pass: a code equal to the number of values its key has
+ * had so far takes the next entry of the dictionary, which joins the key's
+ * run in the pool.
  */
-static const char *dict_keyed(struct column_scratch *s, const uint32_t *k, uint32_t keyn, uint32_t nd,
-			      uint32_t n, uint32_t *idx, uint64_t *v)
+static const char *dict_keyed(struct column_scratch *s, const uint64_t *dict, const uint32_t *k, uint32_t keyn,
+			      uint32_t nd, uint32_t n, uint32_t *idx, uint64_t *v)
 {
 	uint32_t i, next = 0, used = 0;
 
@@ -609,7 +611,8 @@ static const char *dict_keyed(struct column_scratch *s, const uint32_t *k, uint3
 			s->pool[l->at + l->count++] = next++;
 		}
 		idx[i] = s->pool[l->at + code];
-		v[i] = s->dict[idx[i]];
+		if (v)
+			v[i] = dict[idx[i]];
 	}
 	return next == nd ? NULL : "dictionary does not match its indexes";
 }
@@ -695,11 +698,11 @@ int column_encode(struct buf *out, const struct column_def *cols, unsigned c,
 
 const char *column_decode(const uint8_t *rec, size_t len, const struct column_def *cols, unsigned c,
 			  uint64_t **vals, uint32_t **keyidx, uint32_t *keyn, uint32_t n,
-			  struct column_scratch *s)
+			  struct column_scratch *s, int dict_table)
 {
 	const struct column_def *d = &cols[c];
 	unsigned w = rec[3];
-	uint64_t base = get_u64(rec + 8), *v = vals[c];
+	uint64_t base = get_u64(rec + 8), *v = vals[c], *dict = dict_table ? v : s->dict;
 	const uint8_t *p = rec + COLUMN_HEADER_SIZE;
 	struct codes_in in = { NULL, NULL, NULL, 0 };
 	const char *err;
@@ -729,20 +732,22 @@ const char *column_decode(const uint8_t *rec, size_t len, const struct column_de
 		if (len < 4 || (nd = get_u32(p)) > n || len - 4 < 8 * (size_t)nd)
 			return "bad dictionary";
 		for (i = 0; i < nd; i++)
-			s->dict[i] = get_u64(p + 4 + 8 * i);
+			dict[i] = get_u64(p + 4 + 8 * i);
 		keyn[c] = nd;
 		p += 4 + 8 * (size_t)nd;
 		len -= 4 + 8 * (size_t)nd;
+		if (dict_table)
+			v = NULL;
 		if (d->key == COL_NONE && w == 1 && len == n) {
 			in.p = p;
-			return dict_values(s, &in, CODES_BYTES, nd, n, keyidx[c], v);
+			return dict_values(dict, &in, CODES_BYTES, nd, n, keyidx[c], v);
 		}
 		if ((err = get_codes(p, len, s->codes, n, w)))
 			return err;
 		if (d->key != COL_NONE)
-			return dict_keyed(s, keyidx[d->key], keyn[d->key], nd, n, keyidx[c], v);
+			return dict_keyed(s, dict, keyidx[d->key], keyn[d->key], nd, n, keyidx[c], v);
 		in.codes = s->codes;
-		return dict_values(s, &in, CODES_ARRAY, nd, n, keyidx[c], v);
+		return dict_values(dict, &in, CODES_ARRAY, nd, n, keyidx[c], v);
 	case ENC_RLE:
 		if (len < 4 || (runs = get_u32(p)) > n || len != 4 + 12 * (size_t)runs)
 			return "bad run lengths";

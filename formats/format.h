@@ -152,10 +152,14 @@ void column_scratch_release(struct column_scratch *s);
 int column_encode(struct buf *out, const struct column_def *cols, unsigned c,
 		  uint64_t *const *vals, uint32_t **keyidx, uint32_t *keyn, uint32_t n,
 		  struct column_scratch *s);
-/* Decodes a column record's payload; NULL on success, else what is wrong. */
+/*
+ * Decodes a column record's payload into vals[c] (a dict column: and its
+ * entries into keyidx[c]; with dict_table, vals[c] gets the dictionary's
+ * values rather than the events'). NULL on success, else what is wrong.
+ */
 const char *column_decode(const uint8_t *p, size_t len, const struct column_def *cols, unsigned c,
 			  uint64_t **vals, uint32_t **keyidx, uint32_t *keyn, uint32_t n,
-			  struct column_scratch *s);
+			  struct column_scratch *s, int dict_table);
 
 
 /* For the benchmark: per stream and column, the encoded bytes and what each compresses to alone. */

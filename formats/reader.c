@@ -26,6 +26,8 @@ struct fcol {
 	struct column_def d;	/* as the file describes it */
 	int ours;		/* our column of the same name and type, or -1 */
 	int usable;		/* its encoding and what it depends on are known */
+	/* a dict column's values are needed for each event (as a source, the time or strings), not just its entries */
+	int values;
 };
 
 struct fstream {
@@ -41,13 +43,19 @@ struct blockref {
 	uint32_t size, blockno, kind, stream, count;
 };
 
+/* A field's values, or a dict column's table of values and each event's entry in it. */
 struct field {
 	const uint64_t *vals;
+	const uint32_t *entries;
 	uint16_t off;
 };
 
-/* The fields an event is assembled from, one list per width so that the loops do not branch. */
-enum { FIELD_32, FIELD_64, FIELD_STR, FIELD_KINDS };
+/*
+ * The fields an event is assembled from, one list per width and source so
+ * that the loops do not branch. A dict column's table and entries take less
+ * memory to stream through than its values would.
+ */
+enum { FIELD_32, FIELD_64, FIELD_STR, FIELD_DICT_32, FIELD_DICT_64, FIELD_KINDS };
 
 /*
  * The events of a block are assembled this many at a time, a column at a
@@ -62,6 +70,7 @@ struct cursor {
 	uint32_t n, i;
 	const uint64_t *keys;
 	uint64_t *vals[MAX_COLUMNS];	/* COLUMN_STRIDE apart; vals[0] is the allocation */
+	uint32_t *keyidx[MAX_COLUMNS];	/* a dict column's entry for each event */
 	struct field fields[FIELD_KINDS][MAX_COLUMNS];
 	unsigned nfields[FIELD_KINDS];
 	struct ingero_event *chunk;	/* EVENT_CHUNK events: chunk_at.. of the block, up to chunk_end */
@@ -104,7 +113,7 @@ struct ingero_reader {
 	int ordered;
 	uint32_t mask, limit, scan_limit;
 	struct column_scratch scratch;
-	uint32_t *keyidx[MAX_COLUMNS], keyn[MAX_COLUMNS];
+	uint32_t keyn[MAX_COLUMNS];
 	char err[256], scan_err[256];
 };
 
@@ -339,7 +348,11 @@ static void map_stream(struct fstream *fs)
 	for (c = 0; c < fs->ncols; c++) {
 		fs->cols[c].ours = -1;
 		fs->cols[c].usable = column_usable(fs, c);
+		fs->cols[c].values = c == fs->sortkey || fs->cols[c].d.type == TYPE_STRING;
 	}
+	for (c = 0; c < fs->ncols; c++)
+		if (fs->cols[c].d.enc == ENC_DELTA && fs->cols[c].d.src < fs->ncols)
+			fs->cols[fs->cols[c].d.src].values = 1;
 	if (s < 0)
 		return;
 	sd = &stream_defs[s];
@@ -804,6 +817,7 @@ static const char *decode_block(struct ingero_reader *r, struct cursor *c, const
 		unsigned col;
 		uint32_t len;
 		const struct fcol *fc;
+		int table_only;
 
 		if ((size_t)(end - p) < COLUMN_HEADER_SIZE)
 			return "column header cut short";
@@ -815,17 +829,18 @@ static const char *decode_block(struct ingero_reader *r, struct cursor *c, const
 			return "columns out of order";
 		prev = (int)col;
 		fc = &fs->cols[col];
+		table_only = fc->d.enc == ENC_DICT && !fc->values;
 		if (p[2] != fc->d.enc)
 			return "column encoding differs from the header";
 		if (fc->usable && (fc->d.key == COL_NONE || (present >> fc->d.key & 1)) &&
 		    (fc->d.src == COL_NONE || (present >> fc->d.src & 1))) {
 			if (!c->vals[0] && cursor_alloc(c, fs->ncols))
 				return "out of memory";
-			if (fc->d.enc == ENC_DICT && !r->keyidx[col] &&
-			    !(r->keyidx[col] = malloc(BLOCK_MAX_EVENTS * sizeof(uint32_t))))
+			if (fc->d.enc == ENC_DICT && !c->keyidx[col] &&
+			    !(c->keyidx[col] = malloc(BLOCK_MAX_EVENTS * sizeof(uint32_t))))
 				return "out of memory";
 			if ((bad = column_decode(p, COLUMN_HEADER_SIZE + len, fs->defs, col, c->vals,
-						 r->keyidx, r->keyn, n, &r->scratch)))
+						 c->keyidx, r->keyn, n, &r->scratch, table_only)))
 				return bad;
 			if (fc->d.type == TYPE_STRING)
 				for (i = 0; i < n; i++)
@@ -836,7 +851,9 @@ static const char *decode_block(struct ingero_reader *r, struct cursor *c, const
 				const struct column_def *o = &sd->cols[fc->ours];
 				int k = o->type == TYPE_STRING ? FIELD_STR : o->type == TYPE_U64 ? FIELD_64 : FIELD_32;
 
-				c->fields[k][c->nfields[k]++] = (struct field){ c->vals[col], o->off };
+				if (table_only)
+					k = k == FIELD_64 ? FIELD_DICT_64 : FIELD_DICT_32;
+				c->fields[k][c->nfields[k]++] = (struct field){ c->vals[col], c->keyidx[col], o->off };
 			}
 		}
 		p += COLUMN_HEADER_SIZE + len;
@@ -885,6 +902,12 @@ static void chunk_fill(const struct ingero_reader *r, struct cursor *c)
 	for (fd = c->fields[FIELD_STR], end = fd + c->nfields[FIELD_STR]; fd < end; fd++)
 		for (k = 0; k < m; k++)
 			*(const char **)((char *)&ev[k] + fd->off) = r->strs[fd->vals[at + k]];
+	for (fd = c->fields[FIELD_DICT_64], end = fd + c->nfields[FIELD_DICT_64]; fd < end; fd++)
+		for (k = 0; k < m; k++)
+			*(uint64_t *)((char *)&ev[k] + fd->off) = fd->vals[fd->entries[at + k]];
+	for (fd = c->fields[FIELD_DICT_32], end = fd + c->nfields[FIELD_DICT_32]; fd < end; fd++)
+		for (k = 0; k < m; k++)
+			*(uint32_t *)((char *)&ev[k] + fd->off) = (uint32_t)fd->vals[fd->entries[at + k]];
 	c->chunk_at = at;
 	c->chunk_end = at + m;
 }
@@ -1072,13 +1095,13 @@ void ingero_reader_close(struct ingero_reader *r)
 		free(r->cur[s].blocks);
 		free(r->cur[s].vals[0]);
 		free(r->cur[s].chunk);
+		for (c = 0; c < MAX_COLUMNS; c++)
+			free(r->cur[s].keyidx[c]);
 	}
 	for (s = 0; s < MAX_STREAMS; s++) {
 		free(r->streams[s].cols);
 		free(r->streams[s].defs);
 	}
-	for (c = 0; c < MAX_COLUMNS; c++)
-		free(r->keyidx[c]);
 	for (c = 0; c < r->nchunks; c++)
 		free(r->chunks[c]);
 	free(r->chunks);
