@@ -254,11 +254,21 @@ static const char *get_sparse(const uint8_t *p, size_t len, uint64_t *codes, uin
 	return NULL;
 }
 
+/* How many planes codes of width w take (1: a byte each), or 0 when w is not one of planes. */
+static unsigned planes_of(unsigned w)
+{
+	unsigned planes = w & ~WIDTH_PLANES;
+
+	if (w == 1)
+		return 1;
+	return (w & WIDTH_PLANES) && planes >= 2 && planes <= 8 ? planes : 0;
+}
+
 /* Reads n codes of width w from p[0..len); NULL or what is wrong. */
 static const char *get_codes(const uint8_t *p, size_t len, uint64_t *codes, uint32_t n, unsigned w)
 {
 	const uint8_t *end = p + len;
-	unsigned planes = w & ~WIDTH_PLANES;
+	unsigned planes = planes_of(w);
 	uint32_t i;
 
 	if (w == WIDTH_SPARSE)
@@ -280,10 +290,8 @@ static const char *get_codes(const uint8_t *p, size_t len, uint64_t *codes, uint
 		}
 		return p == end ? NULL : "column has trailing bytes";
 	}
-	if (w != 1 && (!(w & WIDTH_PLANES) || planes < 2 || planes > 8))
+	if (!planes)
 		return "bad column width";
-	if (w == 1)
-		planes = 1;
 	if (len != (size_t)n * planes)
 		return "column length does not match its width";
 	planes_decode(codes, p, n, planes);
@@ -330,23 +338,10 @@ static inline uint64_t value_of(uint64_t c, uint64_t pred, unsigned flags)
 	return pred + diff_of(c <= z0 ? c - 1 : c, flags);
 }
 
-/*
- * Where the codes to decode come from: an array of them; the record's bytes
- * when each is one byte; or the record's sparse entries, taken as the
- * events reach them. The last two need no pass of their own.
- */
-enum codes_from { CODES_ARRAY, CODES_BYTES, CODES_SPARSE };
-
-struct codes_in {
-	const uint64_t *codes;
-	const uint8_t *p, *end;	/* the record's bytes; sparse: the next entry and the end */
-	uint32_t next;		/* sparse: the event of the next entry */
-};
-
 /* Sparse entries checked by sparse_check(), to be read from the first. */
 static struct codes_in sparse_in(const uint8_t *p, size_t len)
 {
-	struct codes_in in = { NULL, p + 4, p + len, len > 4 ? get_u32(p + 4) : UINT32_MAX };
+	struct codes_in in = { NULL, p + 4, p + len, len > 4 ? get_u32(p + 4) : UINT32_MAX, 0, 0 };
 
 	return in;
 }
@@ -360,6 +355,13 @@ static inline __attribute__((always_inline)) uint64_t code_in(struct codes_in *i
 		return in->codes[i];
 	if (from == CODES_BYTES)
 		return in->p[i];
+	if (from == CODES_PLANES) {
+		unsigned b;
+
+		for (code = 0, b = 0; b < in->planes; b++)
+			code |= (uint64_t)in->p[(size_t)b * in->n + i] << 8 * b;
+		return code;
+	}
 	if (i != in->next)
 		return 0;
 	code = get_u64(in->p + 4);
@@ -704,7 +706,7 @@ const char *column_decode(const uint8_t *rec, size_t len, const struct column_de
 	unsigned w = rec[3];
 	uint64_t base = get_u64(rec + 8), *v = vals[c], *dict = dict_table ? v : s->dict;
 	const uint8_t *p = rec + COLUMN_HEADER_SIZE;
-	struct codes_in in = { NULL, NULL, NULL, 0 };
+	struct codes_in in = { NULL, NULL, NULL, 0, 0, 0 };
 	const char *err;
 	uint32_t i, nd, runs, keyn_of = d->key == COL_NONE ? 0 : keyn[d->key];
 
@@ -763,5 +765,108 @@ const char *column_decode(const uint8_t *rec, size_t len, const struct column_de
 		return i == n ? NULL : "run lengths do not add up";
 	default:
 		return "unknown encoding";
+	}
+}
+
+int delta_lazy_init(struct delta_lazy *dl, const uint8_t *rec, size_t len, const struct column_def *cols,
+		    unsigned c, uint32_t keyn, uint32_t n, uint64_t *last, const char **err)
+{
+	const struct column_def *d = &cols[c];
+	const uint8_t *p = rec + COLUMN_HEADER_SIZE;
+	unsigned w = rec[3], planes = planes_of(w);
+	uint32_t i;
+
+	len -= COLUMN_HEADER_SIZE;
+	*err = NULL;
+	if (w == WIDTH_SPARSE) {
+		if ((*err = sparse_check(p, len, n)))
+			return -1;
+		dl->in = sparse_in(p, len);
+		dl->from = CODES_SPARSE;
+	} else if (planes) {
+		if (len != (size_t)n * planes) {
+			*err = "column length does not match its width";
+			return -1;
+		}
+		dl->in = (struct codes_in){ NULL, p, p + len, 0, planes, n };
+		dl->from = CODES_PLANES;
+	} else {
+		return 0;
+	}
+	dl->def = d;
+	dl->pred = get_u64(rec + 8);
+	dl->last = d->key == COL_NONE ? NULL : last;
+	for (i = 0; dl->last && i < keyn; i++)
+		last[i] = dl->pred;
+	dl->pos = 0;
+	return 1;
+}
+
+/* The delta loop of column_decode() over events pos..to, its state kept in dl between calls. */
+static inline __attribute__((always_inline)) void
+lazy_loop(struct delta_lazy *dl, const uint64_t *src, const uint32_t *k, uint32_t to, char *out, size_t stride,
+	  int wide, int from, unsigned flags)
+{
+	struct codes_in *in = &dl->in;
+	uint64_t *last = dl->last, pred = dl->pred;
+	int self = dl->def->src == COL_NONE;
+	uint32_t i;
+
+	for (i = dl->pos; i < to; i++, out += stride) {
+		uint64_t v;
+
+		if (flags & PRED_SAME)
+			pred = src[i];
+		else if (last)
+			pred = last[k[i]];
+		v = value_of(code_in(in, i, from), pred, flags);
+		if (wide)
+			*(uint64_t *)out = v;
+		else
+			*(uint32_t *)out = (uint32_t)v;
+		if (flags & PRED_SAME)
+			continue;
+		if (last)
+			last[k[i]] = self ? v : src[i];
+		else
+			pred = self ? v : src[i];
+	}
+	dl->pred = pred;
+	dl->pos = to;
+}
+
+/* lazy_loop with where the codes come from known. */
+static inline __attribute__((always_inline)) void
+lazy_from(struct delta_lazy *dl, const uint64_t *src, const uint32_t *k, uint32_t to, char *out, size_t stride,
+	  int wide, unsigned flags)
+{
+	if (dl->from == CODES_SPARSE)
+		lazy_loop(dl, src, k, to, out, stride, wide, CODES_SPARSE, flags);
+	else if (dl->in.planes == 1)
+		lazy_loop(dl, src, k, to, out, stride, wide, CODES_BYTES, flags);
+	else
+		lazy_loop(dl, src, k, to, out, stride, wide, CODES_PLANES, flags);
+}
+
+void delta_lazy_run(struct delta_lazy *dl, const uint64_t *src, const uint32_t *k, uint32_t to,
+		    void *out, size_t stride, int wide)
+{
+	/* the predictors of the schemas, each its own loop; any other mix in a loop that tests */
+	switch (dl->def->flags) {
+	case 0:
+		lazy_from(dl, src, k, to, out, stride, wide, 0);
+		break;
+	case PRED_ZERO:
+		lazy_from(dl, src, k, to, out, stride, wide, PRED_ZERO);
+		break;
+	case PRED_SAME:
+		lazy_from(dl, src, k, to, out, stride, wide, PRED_SAME);
+		break;
+	case PRED_SAME | PRED_ZERO:
+		lazy_from(dl, src, k, to, out, stride, wide, PRED_SAME | PRED_ZERO);
+		break;
+	default:
+		lazy_from(dl, src, k, to, out, stride, wide, dl->def->flags);
+		break;
 	}
 }
