@@ -378,7 +378,7 @@ static inline __attribute__((always_inline)) uint64_t code_in(struct codes_in *i
  */
 
 static inline __attribute__((always_inline)) void
-delta_loop(uint64_t *v, const uint64_t *src, const uint32_t *k, uint32_t keyn, uint32_t n, uint64_t base,
+delta_loop(uint64_t *v, const uint64_t *src, const uint16_t *k, uint32_t keyn, uint32_t n, uint64_t base,
 	   uint64_t *codes, struct codes_in *in, int from, uint64_t *last, struct code_stats *st, int decode,
 	   unsigned flags)
 {
@@ -420,14 +420,14 @@ delta_loop(uint64_t *v, const uint64_t *src, const uint32_t *k, uint32_t keyn, u
 
 /* Encoding, st gets what the width is picked from; decoding, it is NULL, and the codes come from in. */
 static inline __attribute__((always_inline)) void
-delta_run(const struct column_def *cols, unsigned c, uint64_t *const *vals, uint32_t *const *keyidx,
+delta_run(const struct column_def *cols, unsigned c, uint64_t *const *vals, uint16_t *const *keyidx,
 	  uint32_t keyn, uint32_t n, uint64_t base, uint64_t *codes, struct codes_in *in, int from,
 	  uint64_t *last, struct code_stats *st, int decode)
 {
 	const struct column_def *d = &cols[c];
 	uint64_t *v = vals[c];
 	const uint64_t *src = vals[d->src == COL_NONE ? c : d->src];
-	const uint32_t *k = d->key == COL_NONE ? NULL : keyidx[d->key];
+	const uint16_t *k = d->key == COL_NONE ? NULL : keyidx[d->key];
 
 	/* the predictors of the schemas, each its own loop; any other mix in a loop that tests */
 	switch (d->flags) {
@@ -512,7 +512,7 @@ dict_direct(struct column_scratch *s, uint64_t v, uint32_t *nd)
 
 /* dict_build's loop, inlined with keyed known so that an unkeyed column neither compares nor counts keys. */
 static inline __attribute__((always_inline)) uint32_t
-dict_loop(const uint64_t *v, const uint32_t *k, uint32_t n, struct column_scratch *s, uint32_t *idx,
+dict_loop(const uint64_t *v, const uint16_t *k, uint32_t n, struct column_scratch *s, uint16_t *idx,
 	  struct code_stats *st, int keyed)
 {
 	struct code_stats acc = { 0, 0 };
@@ -541,8 +541,8 @@ dict_loop(const uint64_t *v, const uint32_t *k, uint32_t n, struct column_scratc
  * of key and value) in order of appearance, idx with their entries, and
  * s->codes with the entries or, with a key, each value's number among its key's.
  */
-static uint32_t dict_build(const uint64_t *v, const uint32_t *k, uint32_t keyn, uint32_t n,
-			   struct column_scratch *s, uint32_t *idx, struct code_stats *st)
+static uint32_t dict_build(const uint64_t *v, const uint16_t *k, uint32_t keyn, uint32_t n,
+			   struct column_scratch *s, uint16_t *idx, struct code_stats *st)
 {
 	s->mask = DICT_MIN_SLOTS - 1;
 	memset(s->slots, 0, DICT_MIN_SLOTS * sizeof(*s->slots));
@@ -560,7 +560,7 @@ static uint32_t dict_build(const uint64_t *v, const uint32_t *k, uint32_t keyn, 
 /* An unkeyed dictionary's codes, from in, to entries and, unless v is NULL, values. */
 static inline __attribute__((always_inline)) const char *
 dict_values(const uint64_t *dict, struct codes_in *in, int from, uint32_t nd, uint32_t n,
-	    uint32_t *idx, uint64_t *v)
+	    uint16_t *idx, uint64_t *v)
 {
 	uint32_t i;
 
@@ -593,8 +593,8 @@ static void key_grow(struct key_entries *l, uint32_t *pool, uint32_t *used)
  * had so far takes the next entry of the dictionary, which joins the key's
  * run in the pool.
  */
-static const char *dict_keyed(struct column_scratch *s, const uint64_t *dict, const uint32_t *k, uint32_t keyn,
-			      uint32_t nd, uint32_t n, uint32_t *idx, uint64_t *v)
+static const char *dict_keyed(struct column_scratch *s, const uint64_t *dict, const uint16_t *k, uint32_t keyn,
+			      uint32_t nd, uint32_t n, uint16_t *idx, uint64_t *v)
 {
 	uint32_t i, next = 0, used = 0;
 
@@ -640,7 +640,7 @@ static uint32_t rle_build(const uint64_t *v, uint32_t n, uint8_t *p)
 }
 
 int column_encode(struct buf *out, const struct column_def *cols, unsigned c,
-		  uint64_t *const *vals, uint32_t **keyidx, uint32_t *keyn, uint32_t n,
+		  uint64_t *const *vals, uint16_t **keyidx, uint32_t *keyn, uint32_t n,
 		  struct column_scratch *s)
 {
 	const struct column_def *d = &cols[c];
@@ -699,7 +699,7 @@ int column_encode(struct buf *out, const struct column_def *cols, unsigned c,
 }
 
 const char *column_decode(const uint8_t *rec, size_t len, const struct column_def *cols, unsigned c,
-			  uint64_t **vals, uint32_t **keyidx, uint32_t *keyn, uint32_t n,
+			  uint64_t **vals, uint16_t **keyidx, uint32_t *keyn, uint32_t n,
 			  struct column_scratch *s, int dict_table)
 {
 	const struct column_def *d = &cols[c];
@@ -804,7 +804,7 @@ int delta_lazy_init(struct delta_lazy *dl, const uint8_t *rec, size_t len, const
 
 /* The delta loop of column_decode() over events pos..to, its state kept in dl between calls. */
 static inline __attribute__((always_inline)) void
-lazy_loop(struct delta_lazy *dl, const uint64_t *src, const uint32_t *k, uint32_t to, char *out, size_t stride,
+lazy_loop(struct delta_lazy *dl, const uint64_t *src, const uint16_t *k, uint32_t to, char *out, size_t stride,
 	  int wide, int from, unsigned flags)
 {
 	struct codes_in *in = &dl->in;
@@ -837,7 +837,7 @@ lazy_loop(struct delta_lazy *dl, const uint64_t *src, const uint32_t *k, uint32_
 
 /* lazy_loop with where the codes come from known. */
 static inline __attribute__((always_inline)) void
-lazy_from(struct delta_lazy *dl, const uint64_t *src, const uint32_t *k, uint32_t to, char *out, size_t stride,
+lazy_from(struct delta_lazy *dl, const uint64_t *src, const uint16_t *k, uint32_t to, char *out, size_t stride,
 	  int wide, unsigned flags)
 {
 	if (dl->from == CODES_SPARSE)
@@ -848,7 +848,7 @@ lazy_from(struct delta_lazy *dl, const uint64_t *src, const uint32_t *k, uint32_
 		lazy_loop(dl, src, k, to, out, stride, wide, CODES_PLANES, flags);
 }
 
-void delta_lazy_run(struct delta_lazy *dl, const uint64_t *src, const uint32_t *k, uint32_t to,
+void delta_lazy_run(struct delta_lazy *dl, const uint64_t *src, const uint16_t *k, uint32_t to,
 		    void *out, size_t stride, int wide)
 {
 	/* the predictors of the schemas, each its own loop; any other mix in a loop that tests */

@@ -46,7 +46,7 @@ struct blockref {
 /* A field's values, or a dict column's table of values and each event's entry in it. */
 struct field {
 	const uint64_t *vals;
-	const uint32_t *entries;
+	const uint16_t *entries;
 	uint16_t off;
 };
 
@@ -68,7 +68,7 @@ enum { FIELD_32, FIELD_64, FIELD_STR, FIELD_DICT_32, FIELD_DICT_64, FIELD_KINDS 
 struct lazy_field {
 	struct delta_lazy dl;
 	const uint64_t *src;	/* the source column's values, when not its own */
-	const uint32_t *key;	/* the key's entries, when keyed */
+	const uint16_t *key;	/* the key's entries, when keyed */
 	uint16_t off;
 	uint8_t wide;		/* a uint64_t field, else uint32_t */
 };
@@ -79,7 +79,7 @@ struct cursor {
 	uint32_t n, i;
 	const uint64_t *keys;
 	uint64_t *vals[MAX_COLUMNS];	/* COLUMN_STRIDE apart; vals[0] is the allocation */
-	uint32_t *keyidx[MAX_COLUMNS];	/* a dict column's entry for each event */
+	uint16_t *keyidx[MAX_COLUMNS];	/* a dict column's entry for each event */
 	uint64_t *last[MAX_COLUMNS];	/* a lazy keyed column's state per key index */
 	struct lazy_field lazy[MAX_COLUMNS];
 	unsigned nlazy;
@@ -882,7 +882,7 @@ static const char *decode_block(struct ingero_reader *r, struct cursor *c, const
 			if (!c->vals[0] && cursor_alloc(c, fs->ncols))
 				return "out of memory";
 			if (fc->d.enc == ENC_DICT && !c->keyidx[col] &&
-			    !(c->keyidx[col] = malloc(BLOCK_MAX_EVENTS * sizeof(uint32_t))))
+			    !(c->keyidx[col] = malloc(BLOCK_MAX_EVENTS * sizeof(*c->keyidx[col]))))
 				return "out of memory";
 			if ((lazy = lazy_add(r, c, fs, col, p, n, &bad)) < 0)
 				return bad;
