@@ -254,11 +254,21 @@ static const char *get_sparse(const uint8_t *p, size_t len, uint64_t *codes, uin
 	return NULL;
 }
 
+/* How many planes codes of width w take (1: a byte each), or 0 when w is not one of planes. */
+static unsigned planes_of(unsigned w)
+{
+	unsigned planes = w & ~WIDTH_PLANES;
+
+	if (w == 1)
+		return 1;
+	return (w & WIDTH_PLANES) && planes >= 2 && planes <= 8 ? planes : 0;
+}
+
 /* Reads n codes of width w from p[0..len); NULL or what is wrong. */
 static const char *get_codes(const uint8_t *p, size_t len, uint64_t *codes, uint32_t n, unsigned w)
 {
 	const uint8_t *end = p + len;
-	unsigned planes = w & ~WIDTH_PLANES;
+	unsigned planes = planes_of(w);
 	uint32_t i;
 
 	if (w == WIDTH_SPARSE)
@@ -280,10 +290,8 @@ static const char *get_codes(const uint8_t *p, size_t len, uint64_t *codes, uint
 		}
 		return p == end ? NULL : "column has trailing bytes";
 	}
-	if (w != 1 && (!(w & WIDTH_PLANES) || planes < 2 || planes > 8))
+	if (!planes)
 		return "bad column width";
-	if (w == 1)
-		planes = 1;
 	if (len != (size_t)n * planes)
 		return "column length does not match its width";
 	planes_decode(codes, p, n, planes);
@@ -330,23 +338,10 @@ static inline uint64_t value_of(uint64_t c, uint64_t pred, unsigned flags)
 	return pred + diff_of(c <= z0 ? c - 1 : c, flags);
 }
 
-/*
- * Where the codes to decode come from: an array of them; the record's bytes
- * when each is one byte; or the record's sparse entries, taken as the
- * events reach them. The last two need no pass of their own.
- */
-enum codes_from { CODES_ARRAY, CODES_BYTES, CODES_SPARSE };
-
-struct codes_in {
-	const uint64_t *codes;
-	const uint8_t *p, *end;	/* the record's bytes; sparse: the next entry and the end */
-	uint32_t next;		/* sparse: the event of the next entry */
-};
-
 /* Sparse entries checked by sparse_check(), to be read from the first. */
 static struct codes_in sparse_in(const uint8_t *p, size_t len)
 {
-	struct codes_in in = { NULL, p + 4, p + len, len > 4 ? get_u32(p + 4) : UINT32_MAX };
+	struct codes_in in = { NULL, p + 4, p + len, len > 4 ? get_u32(p + 4) : UINT32_MAX, 0, 0 };
 
 	return in;
 }
@@ -360,6 +355,13 @@ static inline __attribute__((always_inline)) uint64_t code_in(struct codes_in *i
 		return in->codes[i];
 	if (from == CODES_BYTES)
 		return in->p[i];
+	if (from == CODES_PLANES) {
+		unsigned b;
+
+		for (code = 0, b = 0; b < in->planes; b++)
+			code |= (uint64_t)in->p[(size_t)b * in->n + i] << 8 * b;
+		return code;
+	}
 	if (i != in->next)
 		return 0;
 	code = get_u64(in->p + 4);
@@ -376,7 +378,7 @@ static inline __attribute__((always_inline)) uint64_t code_in(struct codes_in *i
  */
 
 static inline __attribute__((always_inline)) void
-delta_loop(uint64_t *v, const uint64_t *src, const uint32_t *k, uint32_t keyn, uint32_t n, uint64_t base,
+delta_loop(uint64_t *v, const uint64_t *src, const uint16_t *k, uint32_t keyn, uint32_t n, uint64_t base,
 	   uint64_t *codes, struct codes_in *in, int from, uint64_t *last, struct code_stats *st, int decode,
 	   unsigned flags)
 {
@@ -418,14 +420,14 @@ delta_loop(uint64_t *v, const uint64_t *src, const uint32_t *k, uint32_t keyn, u
 
 /* Encoding, st gets what the width is picked from; decoding, it is NULL, and the codes come from in. */
 static inline __attribute__((always_inline)) void
-delta_run(const struct column_def *cols, unsigned c, uint64_t *const *vals, uint32_t *const *keyidx,
+delta_run(const struct column_def *cols, unsigned c, uint64_t *const *vals, uint16_t *const *keyidx,
 	  uint32_t keyn, uint32_t n, uint64_t base, uint64_t *codes, struct codes_in *in, int from,
 	  uint64_t *last, struct code_stats *st, int decode)
 {
 	const struct column_def *d = &cols[c];
 	uint64_t *v = vals[c];
 	const uint64_t *src = vals[d->src == COL_NONE ? c : d->src];
-	const uint32_t *k = d->key == COL_NONE ? NULL : keyidx[d->key];
+	const uint16_t *k = d->key == COL_NONE ? NULL : keyidx[d->key];
 
 	/* the predictors of the schemas, each its own loop; any other mix in a loop that tests */
 	switch (d->flags) {
@@ -510,7 +512,7 @@ dict_direct(struct column_scratch *s, uint64_t v, uint32_t *nd)
 
 /* dict_build's loop, inlined with keyed known so that an unkeyed column neither compares nor counts keys. */
 static inline __attribute__((always_inline)) uint32_t
-dict_loop(const uint64_t *v, const uint32_t *k, uint32_t n, struct column_scratch *s, uint32_t *idx,
+dict_loop(const uint64_t *v, const uint16_t *k, uint32_t n, struct column_scratch *s, uint16_t *idx,
 	  struct code_stats *st, int keyed)
 {
 	struct code_stats acc = { 0, 0 };
@@ -539,8 +541,8 @@ dict_loop(const uint64_t *v, const uint32_t *k, uint32_t n, struct column_scratc
  * of key and value) in order of appearance, idx with their entries, and
  * s->codes with the entries or, with a key, each value's number among its key's.
  */
-static uint32_t dict_build(const uint64_t *v, const uint32_t *k, uint32_t keyn, uint32_t n,
-			   struct column_scratch *s, uint32_t *idx, struct code_stats *st)
+static uint32_t dict_build(const uint64_t *v, const uint16_t *k, uint32_t keyn, uint32_t n,
+			   struct column_scratch *s, uint16_t *idx, struct code_stats *st)
 {
 	s->mask = DICT_MIN_SLOTS - 1;
 	memset(s->slots, 0, DICT_MIN_SLOTS * sizeof(*s->slots));
@@ -555,10 +557,10 @@ static uint32_t dict_build(const uint64_t *v, const uint32_t *k, uint32_t keyn, 
 	return dict_loop(v, k, n, s, idx, st, 1);
 }
 
-/* An unkeyed dictionary's codes, from in, to entries and values. */
+/* An unkeyed dictionary's codes, from in, to entries and, unless v is NULL, values. */
 static inline __attribute__((always_inline)) const char *
-dict_values(const struct column_scratch *s, struct codes_in *in, int from, uint32_t nd, uint32_t n,
-	    uint32_t *idx, uint64_t *v)
+dict_values(const uint64_t *dict, struct codes_in *in, int from, uint32_t nd, uint32_t n,
+	    uint16_t *idx, uint64_t *v)
 {
 	uint32_t i;
 
@@ -568,7 +570,8 @@ dict_values(const struct column_scratch *s, struct codes_in *in, int from, uint3
 		if (code >= nd)
 			return "dictionary index out of range";
 		idx[i] = (uint32_t)code;
-		v[i] = s->dict[code];
+		if (v)
+			v[i] = dict[code];
 	}
 	return NULL;
 }
@@ -585,12 +588,13 @@ static void key_grow(struct key_entries *l, uint32_t *pool, uint32_t *used)
 }
 
 /*
- * A keyed dictionary's codes back to entries, in one pass: a code equal to
- * the number of values its key has had so far takes the next entry of the
- * dictionary, which joins the key's run in the pool.
+ * A keyed dictionary's codes back to entries (and, unless v is NULL, values
+ * from dict), in one pass: a code equal to the number of values its key has
+ * had so far takes the next entry of the dictionary, which joins the key's
+ * run in the pool.
  */
-static const char *dict_keyed(struct column_scratch *s, const uint32_t *k, uint32_t keyn, uint32_t nd,
-			      uint32_t n, uint32_t *idx, uint64_t *v)
+static const char *dict_keyed(struct column_scratch *s, const uint64_t *dict, const uint16_t *k, uint32_t keyn,
+			      uint32_t nd, uint32_t n, uint16_t *idx, uint64_t *v)
 {
 	uint32_t i, next = 0, used = 0;
 
@@ -609,7 +613,8 @@ static const char *dict_keyed(struct column_scratch *s, const uint32_t *k, uint3
 			s->pool[l->at + l->count++] = next++;
 		}
 		idx[i] = s->pool[l->at + code];
-		v[i] = s->dict[idx[i]];
+		if (v)
+			v[i] = dict[idx[i]];
 	}
 	return next == nd ? NULL : "dictionary does not match its indexes";
 }
@@ -635,7 +640,7 @@ static uint32_t rle_build(const uint64_t *v, uint32_t n, uint8_t *p)
 }
 
 int column_encode(struct buf *out, const struct column_def *cols, unsigned c,
-		  uint64_t *const *vals, uint32_t **keyidx, uint32_t *keyn, uint32_t n,
+		  uint64_t *const *vals, uint16_t **keyidx, uint32_t *keyn, uint32_t n,
 		  struct column_scratch *s)
 {
 	const struct column_def *d = &cols[c];
@@ -694,14 +699,14 @@ int column_encode(struct buf *out, const struct column_def *cols, unsigned c,
 }
 
 const char *column_decode(const uint8_t *rec, size_t len, const struct column_def *cols, unsigned c,
-			  uint64_t **vals, uint32_t **keyidx, uint32_t *keyn, uint32_t n,
-			  struct column_scratch *s)
+			  uint64_t **vals, uint16_t **keyidx, uint32_t *keyn, uint32_t n,
+			  struct column_scratch *s, int dict_table)
 {
 	const struct column_def *d = &cols[c];
 	unsigned w = rec[3];
-	uint64_t base = get_u64(rec + 8), *v = vals[c];
+	uint64_t base = get_u64(rec + 8), *v = vals[c], *dict = dict_table ? v : s->dict;
 	const uint8_t *p = rec + COLUMN_HEADER_SIZE;
-	struct codes_in in = { NULL, NULL, NULL, 0 };
+	struct codes_in in = { NULL, NULL, NULL, 0, 0, 0 };
 	const char *err;
 	uint32_t i, nd, runs, keyn_of = d->key == COL_NONE ? 0 : keyn[d->key];
 
@@ -729,20 +734,22 @@ const char *column_decode(const uint8_t *rec, size_t len, const struct column_de
 		if (len < 4 || (nd = get_u32(p)) > n || len - 4 < 8 * (size_t)nd)
 			return "bad dictionary";
 		for (i = 0; i < nd; i++)
-			s->dict[i] = get_u64(p + 4 + 8 * i);
+			dict[i] = get_u64(p + 4 + 8 * i);
 		keyn[c] = nd;
 		p += 4 + 8 * (size_t)nd;
 		len -= 4 + 8 * (size_t)nd;
+		if (dict_table)
+			v = NULL;
 		if (d->key == COL_NONE && w == 1 && len == n) {
 			in.p = p;
-			return dict_values(s, &in, CODES_BYTES, nd, n, keyidx[c], v);
+			return dict_values(dict, &in, CODES_BYTES, nd, n, keyidx[c], v);
 		}
 		if ((err = get_codes(p, len, s->codes, n, w)))
 			return err;
 		if (d->key != COL_NONE)
-			return dict_keyed(s, keyidx[d->key], keyn[d->key], nd, n, keyidx[c], v);
+			return dict_keyed(s, dict, keyidx[d->key], keyn[d->key], nd, n, keyidx[c], v);
 		in.codes = s->codes;
-		return dict_values(s, &in, CODES_ARRAY, nd, n, keyidx[c], v);
+		return dict_values(dict, &in, CODES_ARRAY, nd, n, keyidx[c], v);
 	case ENC_RLE:
 		if (len < 4 || (runs = get_u32(p)) > n || len != 4 + 12 * (size_t)runs)
 			return "bad run lengths";
@@ -758,5 +765,108 @@ const char *column_decode(const uint8_t *rec, size_t len, const struct column_de
 		return i == n ? NULL : "run lengths do not add up";
 	default:
 		return "unknown encoding";
+	}
+}
+
+int delta_lazy_init(struct delta_lazy *dl, const uint8_t *rec, size_t len, const struct column_def *cols,
+		    unsigned c, uint32_t keyn, uint32_t n, uint64_t *last, const char **err)
+{
+	const struct column_def *d = &cols[c];
+	const uint8_t *p = rec + COLUMN_HEADER_SIZE;
+	unsigned w = rec[3], planes = planes_of(w);
+	uint32_t i;
+
+	len -= COLUMN_HEADER_SIZE;
+	*err = NULL;
+	if (w == WIDTH_SPARSE) {
+		if ((*err = sparse_check(p, len, n)))
+			return -1;
+		dl->in = sparse_in(p, len);
+		dl->from = CODES_SPARSE;
+	} else if (planes) {
+		if (len != (size_t)n * planes) {
+			*err = "column length does not match its width";
+			return -1;
+		}
+		dl->in = (struct codes_in){ NULL, p, p + len, 0, planes, n };
+		dl->from = CODES_PLANES;
+	} else {
+		return 0;
+	}
+	dl->def = d;
+	dl->pred = get_u64(rec + 8);
+	dl->last = d->key == COL_NONE ? NULL : last;
+	for (i = 0; dl->last && i < keyn; i++)
+		last[i] = dl->pred;
+	dl->pos = 0;
+	return 1;
+}
+
+/* The delta loop of column_decode() over events pos..to, its state kept in dl between calls. */
+static inline __attribute__((always_inline)) void
+lazy_loop(struct delta_lazy *dl, const uint64_t *src, const uint16_t *k, uint32_t to, char *out, size_t stride,
+	  int wide, int from, unsigned flags)
+{
+	struct codes_in *in = &dl->in;
+	uint64_t *last = dl->last, pred = dl->pred;
+	int self = dl->def->src == COL_NONE;
+	uint32_t i;
+
+	for (i = dl->pos; i < to; i++, out += stride) {
+		uint64_t v;
+
+		if (flags & PRED_SAME)
+			pred = src[i];
+		else if (last)
+			pred = last[k[i]];
+		v = value_of(code_in(in, i, from), pred, flags);
+		if (wide)
+			*(uint64_t *)out = v;
+		else
+			*(uint32_t *)out = (uint32_t)v;
+		if (flags & PRED_SAME)
+			continue;
+		if (last)
+			last[k[i]] = self ? v : src[i];
+		else
+			pred = self ? v : src[i];
+	}
+	dl->pred = pred;
+	dl->pos = to;
+}
+
+/* lazy_loop with where the codes come from known. */
+static inline __attribute__((always_inline)) void
+lazy_from(struct delta_lazy *dl, const uint64_t *src, const uint16_t *k, uint32_t to, char *out, size_t stride,
+	  int wide, unsigned flags)
+{
+	if (dl->from == CODES_SPARSE)
+		lazy_loop(dl, src, k, to, out, stride, wide, CODES_SPARSE, flags);
+	else if (dl->in.planes == 1)
+		lazy_loop(dl, src, k, to, out, stride, wide, CODES_BYTES, flags);
+	else
+		lazy_loop(dl, src, k, to, out, stride, wide, CODES_PLANES, flags);
+}
+
+void delta_lazy_run(struct delta_lazy *dl, const uint64_t *src, const uint16_t *k, uint32_t to,
+		    void *out, size_t stride, int wide)
+{
+	/* the predictors of the schemas, each its own loop; any other mix in a loop that tests */
+	switch (dl->def->flags) {
+	case 0:
+		lazy_from(dl, src, k, to, out, stride, wide, 0);
+		break;
+	case PRED_ZERO:
+		lazy_from(dl, src, k, to, out, stride, wide, PRED_ZERO);
+		break;
+	case PRED_SAME:
+		lazy_from(dl, src, k, to, out, stride, wide, PRED_SAME);
+		break;
+	case PRED_SAME | PRED_ZERO:
+		lazy_from(dl, src, k, to, out, stride, wide, PRED_SAME | PRED_ZERO);
+		break;
+	default:
+		lazy_from(dl, src, k, to, out, stride, wide, dl->def->flags);
+		break;
 	}
 }

@@ -120,6 +120,9 @@ void section_seal(uint8_t *sec, uint32_t tag, uint32_t len, uint32_t blockno);
 /* 0 when sec[0..size) is one whole section of that tag and its checksum holds, else a reason. */
 const char *section_check(const uint8_t *sec, size_t size, uint32_t tag);
 
+/* A dict column's entry for each event: a block's at most 65536 distinct values fit 16 bits. */
+_Static_assert(BLOCK_MAX_EVENTS <= 1 << 16, "dictionary entries are 16 bits");
+
 /* Decoding a keyed dictionary: where a key's entries lie in the pool, how many they are and may be. */
 struct key_entries {
 	uint32_t at, count, room;
@@ -150,13 +153,49 @@ void column_scratch_release(struct column_scratch *s);
  * here for dict columns).
  */
 int column_encode(struct buf *out, const struct column_def *cols, unsigned c,
-		  uint64_t *const *vals, uint32_t **keyidx, uint32_t *keyn, uint32_t n,
+		  uint64_t *const *vals, uint16_t **keyidx, uint32_t *keyn, uint32_t n,
 		  struct column_scratch *s);
-/* Decodes a column record's payload; NULL on success, else what is wrong. */
+/*
+ * Decodes a column record's payload into vals[c] (a dict column: and its
+ * entries into keyidx[c]; with dict_table, vals[c] gets the dictionary's
+ * values rather than the events'). NULL on success, else what is wrong.
+ */
 const char *column_decode(const uint8_t *p, size_t len, const struct column_def *cols, unsigned c,
-			  uint64_t **vals, uint32_t **keyidx, uint32_t *keyn, uint32_t n,
-			  struct column_scratch *s);
+			  uint64_t **vals, uint16_t **keyidx, uint32_t *keyn, uint32_t n,
+			  struct column_scratch *s, int dict_table);
 
+/*
+ * Where the codes to decode come from: an array of them; the record's bytes
+ * when each is one byte, or its planes; or the record's sparse entries,
+ * taken as the events reach them. Only the array needs a pass of its own.
+ */
+enum codes_from { CODES_ARRAY, CODES_BYTES, CODES_PLANES, CODES_SPARSE };
+
+struct codes_in {
+	const uint64_t *codes;
+	const uint8_t *p, *end;	/* the record's bytes; sparse: the next entry and the end */
+	uint32_t next;		/* sparse: the event of the next entry */
+	uint32_t planes, n;	/* planes: how many, and the events in each */
+};
+
+/* A delta column decoded as the events reach it, from its record in the block's section. */
+struct delta_lazy {
+	const struct column_def *def;
+	struct codes_in in;
+	int from;		/* CODES_PLANES (one plane: bytes) or CODES_SPARSE */
+	uint64_t pred;		/* without a key: the prediction for event pos */
+	uint64_t *last;		/* with a key: per key index, the source's value at its last event */
+	uint32_t pos;		/* the next event to decode */
+};
+int delta_lazy_init(struct delta_lazy *dl, const uint8_t *rec, size_t len, const struct column_def *cols,
+		    unsigned c, uint32_t keyn, uint32_t n, uint64_t *last, const char **err);
+/*
+ * Decodes events pos..to into out, stride bytes apart, as uint64_t when
+ * wide, else uint32_t; src is the source column's values and k the key's
+ * entries, as column_decode() would have used them.
+ */
+void delta_lazy_run(struct delta_lazy *dl, const uint64_t *src, const uint16_t *k, uint32_t to,
+		    void *out, size_t stride, int wide);
 
 /* For the benchmark: per stream and column, the encoded bytes and what each compresses to alone. */
 struct column_bytes {

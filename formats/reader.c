@@ -26,6 +26,8 @@ struct fcol {
 	struct column_def d;	/* as the file describes it */
 	int ours;		/* our column of the same name and type, or -1 */
 	int usable;		/* its encoding and what it depends on are known */
+	/* a dict column's values are needed for each event (as a source, the time or strings), not just its entries */
+	int values;
 };
 
 struct fstream {
@@ -41,20 +43,36 @@ struct blockref {
 	uint32_t size, blockno, kind, stream, count;
 };
 
+/* A field's values, or a dict column's table of values and each event's entry in it. */
 struct field {
 	const uint64_t *vals;
+	const uint16_t *entries;
 	uint16_t off;
 };
 
-/* The fields an event is assembled from, one list per width so that the loops do not branch. */
-enum { FIELD_32, FIELD_64, FIELD_STR, FIELD_KINDS };
+/*
+ * The fields an event is assembled from, one list per width and source so
+ * that the loops do not branch. A dict column's table and entries take less
+ * memory to stream through than its values would.
+ */
+enum { FIELD_32, FIELD_64, FIELD_STR, FIELD_DICT_32, FIELD_DICT_64, FIELD_KINDS };
 
 /*
  * The events of a block are assembled this many at a time, a column at a
  * time, into an array that stays in the L1 cache: a tight loop per column
- * rather than a walk through every column for each event.
+ * rather than a walk through every column for each event. 64 events (under
+ * 8 KiB) leave most of the cache to the caller's work on them.
  */
-#define EVENT_CHUNK 128
+#define EVENT_CHUNK 64
+
+/* A field decoded as the chunks reach it: a delta column that no other column needs whole. */
+struct lazy_field {
+	struct delta_lazy dl;
+	const uint64_t *src;	/* the source column's values, when not its own */
+	const uint16_t *key;	/* the key's entries, when keyed */
+	uint16_t off;
+	uint8_t wide;		/* a uint64_t field, else uint32_t */
+};
 
 /* Where one known stream stands: its blocks and the decoded one. */
 struct cursor {
@@ -62,6 +80,11 @@ struct cursor {
 	uint32_t n, i;
 	const uint64_t *keys;
 	uint64_t *vals[MAX_COLUMNS];	/* COLUMN_STRIDE apart; vals[0] is the allocation */
+	uint16_t *keyidx[MAX_COLUMNS];	/* a dict column's entry for each event */
+	uint64_t *last[MAX_COLUMNS];	/* a lazy keyed column's state per key index */
+	struct lazy_field lazy[MAX_COLUMNS];
+	unsigned nlazy;
+	struct buf sec;		/* the block's section, which the lazy fields read */
 	struct field fields[FIELD_KINDS][MAX_COLUMNS];
 	unsigned nfields[FIELD_KINDS];
 	struct ingero_event *chunk;	/* EVENT_CHUNK events: chunk_at.. of the block, up to chunk_end */
@@ -104,7 +127,7 @@ struct ingero_reader {
 	int ordered;
 	uint32_t mask, limit, scan_limit;
 	struct column_scratch scratch;
-	uint32_t *keyidx[MAX_COLUMNS], keyn[MAX_COLUMNS];
+	uint32_t keyn[MAX_COLUMNS];
 	char err[256], scan_err[256];
 };
 
@@ -339,7 +362,11 @@ static void map_stream(struct fstream *fs)
 	for (c = 0; c < fs->ncols; c++) {
 		fs->cols[c].ours = -1;
 		fs->cols[c].usable = column_usable(fs, c);
+		fs->cols[c].values = c == fs->sortkey || fs->cols[c].d.type == TYPE_STRING;
 	}
+	for (c = 0; c < fs->ncols; c++)
+		if (fs->cols[c].d.enc == ENC_DELTA && fs->cols[c].d.src < fs->ncols)
+			fs->cols[fs->cols[c].d.src].values = 1;
 	if (s < 0)
 		return;
 	sd = &stream_defs[s];
@@ -788,7 +815,38 @@ static int cursor_alloc(struct cursor *c, unsigned ncols)
 	return 0;
 }
 
-/* Decodes the columns of the block section in r->sec into c's arrays. */
+/*
+ * Sets up column col, whose record is at p, as a lazy field of c when it is
+ * one: 1 when it is, 0 when it must be decoded whole, -1 and *bad on damage.
+ */
+static int lazy_add(struct ingero_reader *r, struct cursor *c, const struct fstream *fs, unsigned col,
+		    const uint8_t *p, uint32_t n, const char **bad)
+{
+	const struct fcol *fc = &fs->cols[col];
+	const struct column_def *o = &stream_defs[fs->known].cols[fc->ours >= 0 ? fc->ours : 0];
+	struct lazy_field *lf = &c->lazy[c->nlazy];
+	uint16_t key = fc->d.key;
+	int got;
+
+	if (fc->d.enc != ENC_DELTA || fc->values || fc->ours < 0)
+		return 0;
+	if (key != COL_NONE && !c->last[col] && !(c->last[col] = malloc(BLOCK_MAX_EVENTS * sizeof(uint64_t)))) {
+		*bad = "out of memory";
+		return -1;
+	}
+	got = delta_lazy_init(&lf->dl, p, COLUMN_HEADER_SIZE + get_u32(p + 4), fs->defs, col,
+			      key == COL_NONE ? 0 : r->keyn[key], n, c->last[col], bad);
+	if (got <= 0)
+		return got;
+	lf->src = fc->d.src == COL_NONE ? NULL : c->vals[fc->d.src];
+	lf->key = key == COL_NONE ? NULL : c->keyidx[key];
+	lf->off = o->off;
+	lf->wide = o->type == TYPE_U64;
+	c->nlazy++;
+	return 1;
+}
+
+/* Decodes the columns of the block section in r->sec into c's arrays and lazy fields. */
 static const char *decode_block(struct ingero_reader *r, struct cursor *c, const struct blockref *b)
 {
 	const struct fstream *fs = &r->streams[b->stream];
@@ -800,10 +858,12 @@ static const char *decode_block(struct ingero_reader *r, struct cursor *c, const
 	const char *bad;
 
 	memset(c->nfields, 0, sizeof(c->nfields));
+	c->nlazy = 0;
 	while (p != end) {
 		unsigned col;
 		uint32_t len;
 		const struct fcol *fc;
+		int table_only, lazy;
 
 		if ((size_t)(end - p) < COLUMN_HEADER_SIZE)
 			return "column header cut short";
@@ -815,17 +875,25 @@ static const char *decode_block(struct ingero_reader *r, struct cursor *c, const
 			return "columns out of order";
 		prev = (int)col;
 		fc = &fs->cols[col];
+		table_only = fc->d.enc == ENC_DICT && !fc->values;
 		if (p[2] != fc->d.enc)
 			return "column encoding differs from the header";
 		if (fc->usable && (fc->d.key == COL_NONE || (present >> fc->d.key & 1)) &&
 		    (fc->d.src == COL_NONE || (present >> fc->d.src & 1))) {
 			if (!c->vals[0] && cursor_alloc(c, fs->ncols))
 				return "out of memory";
-			if (fc->d.enc == ENC_DICT && !r->keyidx[col] &&
-			    !(r->keyidx[col] = malloc(BLOCK_MAX_EVENTS * sizeof(uint32_t))))
+			if (fc->d.enc == ENC_DICT && !c->keyidx[col] &&
+			    !(c->keyidx[col] = malloc(BLOCK_MAX_EVENTS * sizeof(*c->keyidx[col]))))
 				return "out of memory";
+			if ((lazy = lazy_add(r, c, fs, col, p, n, &bad)) < 0)
+				return bad;
+			if (lazy) {
+				present |= 1ull << col;
+				p += COLUMN_HEADER_SIZE + len;
+				continue;
+			}
 			if ((bad = column_decode(p, COLUMN_HEADER_SIZE + len, fs->defs, col, c->vals,
-						 r->keyidx, r->keyn, n, &r->scratch)))
+						 c->keyidx, r->keyn, n, &r->scratch, table_only)))
 				return bad;
 			if (fc->d.type == TYPE_STRING)
 				for (i = 0; i < n; i++)
@@ -836,7 +904,9 @@ static const char *decode_block(struct ingero_reader *r, struct cursor *c, const
 				const struct column_def *o = &sd->cols[fc->ours];
 				int k = o->type == TYPE_STRING ? FIELD_STR : o->type == TYPE_U64 ? FIELD_64 : FIELD_32;
 
-				c->fields[k][c->nfields[k]++] = (struct field){ c->vals[col], o->off };
+				if (table_only)
+					k = k == FIELD_64 ? FIELD_DICT_64 : FIELD_DICT_32;
+				c->fields[k][c->nfields[k]++] = (struct field){ c->vals[col], c->keyidx[col], o->off };
 			}
 		}
 		p += COLUMN_HEADER_SIZE + len;
@@ -869,12 +939,32 @@ static void chunk_reset(struct cursor *c, uint32_t s)
 	c->chunk_at = c->chunk_end = 0;
 }
 
+/*
+ * Decodes a lazy field's events at..to into the chunk's, first running
+ * through those a seek skipped, a chunk at a time, for its state.
+ */
+static void lazy_fill(struct cursor *c, struct lazy_field *lf, uint32_t at, uint32_t to)
+{
+	char *out = (char *)c->chunk + lf->off;
+
+	while (lf->dl.pos < at) {
+		uint32_t skip = at - lf->dl.pos < EVENT_CHUNK ? at : lf->dl.pos + EVENT_CHUNK;
+
+		delta_lazy_run(&lf->dl, lf->src, lf->key, skip, out, sizeof(*c->chunk), lf->wide);
+	}
+	delta_lazy_run(&lf->dl, lf->src, lf->key, to, out, sizeof(*c->chunk), lf->wide);
+}
+
 /* Assembles the block's events from c->i on into the chunk, a column at a time. */
 static void chunk_fill(const struct ingero_reader *r, struct cursor *c)
 {
 	uint32_t at = c->i, m = c->n - at < EVENT_CHUNK ? c->n - at : EVENT_CHUNK, k;
 	struct ingero_event *ev = c->chunk;
 	const struct field *fd, *end;
+	unsigned l;
+
+	for (l = 0; l < c->nlazy; l++)
+		lazy_fill(c, &c->lazy[l], at, at + m);
 
 	for (fd = c->fields[FIELD_64], end = fd + c->nfields[FIELD_64]; fd < end; fd++)
 		for (k = 0; k < m; k++)
@@ -885,8 +975,23 @@ static void chunk_fill(const struct ingero_reader *r, struct cursor *c)
 	for (fd = c->fields[FIELD_STR], end = fd + c->nfields[FIELD_STR]; fd < end; fd++)
 		for (k = 0; k < m; k++)
 			*(const char **)((char *)&ev[k] + fd->off) = r->strs[fd->vals[at + k]];
+	for (fd = c->fields[FIELD_DICT_64], end = fd + c->nfields[FIELD_DICT_64]; fd < end; fd++)
+		for (k = 0; k < m; k++)
+			*(uint64_t *)((char *)&ev[k] + fd->off) = fd->vals[fd->entries[at + k]];
+	for (fd = c->fields[FIELD_DICT_32], end = fd + c->nfields[FIELD_DICT_32]; fd < end; fd++)
+		for (k = 0; k < m; k++)
+			*(uint32_t *)((char *)&ev[k] + fd->off) = (uint32_t)fd->vals[fd->entries[at + k]];
 	c->chunk_at = at;
 	c->chunk_end = at + m;
+}
+
+/* The section just read becomes c's, for its lazy fields; c's last one is reused for the next. */
+static void section_keep(struct ingero_reader *r, struct cursor *c)
+{
+	struct buf t = c->sec;
+
+	c->sec = r->sec;
+	r->sec = t;
 }
 
 /* Makes c's next block current; 0 when the stream has no more (or damage stopped it). */
@@ -912,6 +1017,8 @@ static int load_next(struct ingero_reader *r, struct cursor *c)
 			if (!bad)
 				bad = decode_block(r, c, b);
 		}
+		if (!bad)
+			section_keep(r, c);
 		if (bad) {
 			set_error(r, b, "%s", bad);
 			break;
@@ -1072,13 +1179,16 @@ void ingero_reader_close(struct ingero_reader *r)
 		free(r->cur[s].blocks);
 		free(r->cur[s].vals[0]);
 		free(r->cur[s].chunk);
+		for (c = 0; c < MAX_COLUMNS; c++) {
+			free(r->cur[s].keyidx[c]);
+			free(r->cur[s].last[c]);
+		}
+		buf_release(&r->cur[s].sec);
 	}
 	for (s = 0; s < MAX_STREAMS; s++) {
 		free(r->streams[s].cols);
 		free(r->streams[s].defs);
 	}
-	for (c = 0; c < MAX_COLUMNS; c++)
-		free(r->keyidx[c]);
 	for (c = 0; c < r->nchunks; c++)
 		free(r->chunks[c]);
 	free(r->chunks);

@@ -89,7 +89,8 @@ struct ingero_writer {
 	uint32_t strings_written;
 	struct buf sec, out;
 	struct column_scratch scratch;
-	uint32_t *keyidx[MAX_COLUMNS], keyn[MAX_COLUMNS];
+	uint16_t *keyidx[MAX_COLUMNS];
+	uint32_t keyn[MAX_COLUMNS];
 	struct index_entry *index;
 	size_t nindex, index_alloc;
 	struct ingero_trace_stats st;
@@ -591,7 +592,7 @@ struct ingero_writer *ingero_writer_new(int fd, const struct ingero_header *h)
 	if (column_scratch_init(&w->scratch, 1))
 		goto fail;
 	for (c = 0; c < MAX_COLUMNS; c++)
-		if (!(w->keyidx[c] = malloc(BLOCK_MAX_EVENTS * sizeof(uint32_t)))) {
+		if (!(w->keyidx[c] = malloc(BLOCK_MAX_EVENTS * sizeof(*w->keyidx[c])))) {
 			error_errno("cannot allocate a trace writer");
 			goto fail;
 		}
