@@ -503,7 +503,7 @@ static int between_chain(struct ingero_analysis *a, struct ingero_analysis_chain
 		ch->taken_ns += c.ns;
 		culprit_keep(ch, &c);
 	}
-	if (!ch->nculprits || ch->taken_ns < MEDIUM_SHARE * ch->wanted_ns)
+	if (!ch->nculprits || !ch->wanted_ns || ch->taken_ns < MEDIUM_SHARE * ch->wanted_ns)
 		return 0;
 	f = amap_get(&a->interferers, (uint32_t)ch->culprits[0].task.tid);
 	ch->scope = INGERO_SCOPE_BETWEEN;
