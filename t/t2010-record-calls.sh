@@ -73,11 +73,17 @@ test_expect_success TRACEFS 'a process that forks: parent and child both traced'
 	test "$(cat n)" = 2
 '
 
+# Lays out DIR so that only late-dlopen's RUNPATH leads to the runtime:
+# late-dlopen and liblate.so in DIR, libcudart.so.13 and libcuda.so.1 in DIR/late.
+late_layout() {
+	mkdir "$1/late" &&
+	cp "$WORKLOADS/late-dlopen" "$WORKLOADS/liblate.so" "$1/" &&
+	cp "$WORKLOADS/libcudart.so.13" "$WORKLOADS/libcuda.so.1" "$1/late/"
+}
+
 test_expect_success TRACEFS 'the runtime dlopened late from a folder no search path knows' '
 	dir=$(mktemp -d) && test_when_finished "rm -rf $dir" &&
-	mkdir "$dir/late" &&
-	cp "$WORKLOADS/late-dlopen" "$WORKLOADS/liblate.so" "$dir/" &&
-	cp "$WORKLOADS/libcudart.so.13" "$WORKLOADS/libcuda.so.1" "$dir/late/" &&
+	late_layout "$dir" &&
 	ingero record -q -o d.ing.zst -- "$dir/late-dlopen" -d 100 20 >out &&
 	grep -q "runtime=$dir/late/" out &&
 	test_api_calls d.ing.zst cudaMalloc 20 &&
@@ -86,9 +92,7 @@ test_expect_success TRACEFS 'the runtime dlopened late from a folder no search p
 
 test_expect_success TRACEFS '-p: a runtime the running process maps later is probed by the next look' '
 	dir=$(mktemp -d) && test_when_finished "rm -rf $dir" &&
-	mkdir "$dir/late" &&
-	cp "$WORKLOADS/late-dlopen" "$WORKLOADS/liblate.so" "$dir/" &&
-	cp "$WORKLOADS/libcudart.so.13" "$WORKLOADS/libcuda.so.1" "$dir/late/" &&
+	late_layout "$dir" &&
 	{ (sleep 3; echo go) | "$dir/late-dlopen" -d 1000 -w 40 >out & } &&
 	pid=$! &&
 	test_when_finished "kill $pid 2>/dev/null" &&
@@ -100,9 +104,7 @@ test_expect_success TRACEFS '-p: a runtime the running process maps later is pro
 
 test_expect_success TRACEFS '-p: a process in a mount namespace of its own, its runtime at a path only it sees' '
 	dir=$(mktemp -d) && test_when_finished "rm -rf $dir" &&
-	mkdir "$dir/late" &&
-	cp "$WORKLOADS/late-dlopen" "$WORKLOADS/liblate.so" "$dir/" &&
-	cp "$WORKLOADS/libcudart.so.13" "$WORKLOADS/libcuda.so.1" "$dir/late/" &&
+	late_layout "$dir" &&
 	{ (sleep 2; echo go) | unshare -m --propagation private sh -c \
 		"mount -t tmpfs none /mnt && cp -r $dir /mnt/app && exec /mnt/app/late-dlopen -w 30" >out & } &&
 	pid=$! &&
