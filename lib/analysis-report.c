@@ -410,7 +410,7 @@ static int chain_of(struct ingero_analysis *a, const struct ingero_analysis_api 
 }
 
 /* The outermost row that best stands for the callers' work: the most calls, entry-only ones first. */
-static uint32_t callers_api(const struct ingero_analysis_result *res)
+static const struct ingero_analysis_api *callers_row(const struct ingero_analysis_result *res)
 {
 	const struct ingero_analysis_api *best = NULL;
 	uint32_t i;
@@ -422,7 +422,7 @@ static uint32_t callers_api(const struct ingero_analysis_result *res)
 				   (r->entry_only == best->entry_only && r->calls > best->calls)))
 			best = r;
 	}
-	return best ? best->api : 0;
+	return best;
 }
 
 /* The threads that call CUDA: how many, the CPU time they wanted since their first call, and the one that called most. */
@@ -450,14 +450,13 @@ static uint64_t callers_wanted(struct ingero_analysis *a, uint32_t *n, int32_t *
 	return wanted;
 }
 
-static void between_summary(struct ingero_analysis *a, struct ingero_analysis_chain *ch, int32_t most)
+static void between_summary(struct ingero_analysis *a, struct ingero_analysis_chain *ch,
+			    const struct ingero_analysis_api *row, int32_t most)
 {
 	const struct ingero_analysis_culprit *c = &ch->culprits[0];
-	const struct ingero_analysis_api *row = NULL;
 	char taken[32], wanted[32], who[64];
 	struct ingero_analysis_task t;
 	size_t len = sizeof(ch->summary);
-	uint32_t i;
 	int n;
 
 	task_of(a, most, &t);
@@ -471,10 +470,7 @@ static void between_summary(struct ingero_analysis *a, struct ingero_analysis_ch
 		     "%s on CPU %d by %s (pid %u)", who, taken, wanted, ch->callers == 1 ? "it" : "they",
 		     100.0 * ch->taken_ns / ch->wanted_ns, ch->cause == INGERO_CAUSE_PREEMPTED ? "preempted" :
 		     "after wakeups", ch->cpu, c->task.comm, c->task.pid);
-	for (i = 0; i < a->result.napis; i++)
-		if (a->result.apis[i].api == ch->api && !a->result.apis[i].nested)
-			row = &a->result.apis[i];
-	if (n > 0 && (size_t)n < len && row && row->entry_only)
+	if (n > 0 && (size_t)n < len && row->entry_only)
 		snprintf(ch->summary + n, len - n, "; its %llu %s calls (timed at no end) waited with it",
 			 (unsigned long long)row->calls, a->opts.apis[ch->api].name);
 }
@@ -487,6 +483,7 @@ static void between_summary(struct ingero_analysis *a, struct ingero_analysis_ch
  */
 static int between_chain(struct ingero_analysis *a, struct ingero_analysis_chain *ch)
 {
+	const struct ingero_analysis_api *row = callers_row(&a->result);
 	const struct interferer *f;
 	int32_t most = 0;
 	size_t pos = 0;
@@ -503,17 +500,17 @@ static int between_chain(struct ingero_analysis *a, struct ingero_analysis_chain
 		ch->taken_ns += c.ns;
 		culprit_keep(ch, &c);
 	}
-	if (!ch->nculprits || !ch->wanted_ns || ch->taken_ns < MEDIUM_SHARE * ch->wanted_ns)
+	if (!row || !ch->nculprits || !ch->wanted_ns || ch->taken_ns < MEDIUM_SHARE * ch->wanted_ns)
 		return 0;
 	f = amap_get(&a->interferers, (uint32_t)ch->culprits[0].task.tid);
 	ch->scope = INGERO_SCOPE_BETWEEN;
-	ch->api = callers_api(&a->result);
+	ch->api = row->api;
 	ch->cause = f->preemptions >= f->delays ? INGERO_CAUSE_PREEMPTED : INGERO_CAUSE_DELAYED;
 	ch->severity = ch->taken_ns >= HIGH_SHARE * ch->wanted_ns ? INGERO_SEVERITY_HIGH : INGERO_SEVERITY_MEDIUM;
 	ch->cost_ns = ch->neighbour_ns = ch->taken_ns;
 	ch->cpu = ch->culprits[0].cpus ? __builtin_ctzll(ch->culprits[0].cpus) : -1;
 	ch->remedy = remedies[ch->cause];
-	between_summary(a, ch, most);
+	between_summary(a, ch, row, most);
 	return 1;
 }
 
