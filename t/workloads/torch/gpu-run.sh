@@ -10,7 +10,8 @@
 # attach-compute (the same inside one warm process, the tracers attached in
 # turn for WINDOW seconds each: the runs' own spread left out; VARIANTS picks them
 # among untraced, ingero, ingero-ret (--returns), ingero-rt (-e default,rt-launch),
-# ingero-all (-e all) and bare).
+# ingero-all (-e all) and bare); startup (what ingero adds before and after a
+# command: 'record -- true', and PyTorch's start with and without ingero).
 set -u
 INGERO=$(realpath "$1") BARE=$(realpath "$2") OUT=$3
 shift 3
@@ -136,9 +137,38 @@ attached() {
 		tee -a "$OUT/gpu-run.txt"
 }
 
+median() { sort -g | awk '{ a[NR] = $1 } END { if (NR) printf "median %.1f (min %.1f max %.1f, %d runs)", (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2), a[1], a[NR], NR }'; }
+
+# 'record -- true' maps no CUDA library, so it times ingero's own start and end;
+# PyTorch's start maps them, and the time from its end to ingero's exit is the
+# kernel removing the probes, once per uprobe event.
+startup() {
+	local r t0 t1 torch='import torch; torch.zeros(1, device="cuda"); torch.cuda.synchronize()'
+	: >"$OUT/startup.txt"
+	for r in $(seq "$ROUNDS"); do
+		t0=$(date +%s%N)
+		"$INGERO" record -q -o "$OUT/s.ing.zst" -- true
+		t1=$(date +%s%N)
+		echo "true $(((t1 - t0) / 1000))" >>"$OUT/startup.txt"
+		t0=$(date +%s%N)
+		python3 -c "$torch"
+		t1=$(date +%s%N)
+		echo "torch-untraced $(((t1 - t0) / 1000))" >>"$OUT/startup.txt"
+		t0=$(date +%s%N)
+		"$INGERO" record -q -o "$OUT/s.ing.zst" -- sh -c "python3 -c '$torch' && date +%s%N >$OUT/end &&
+			grep -o '^[pr]:ingero_'\$PPID'/[^ ]*' $T/uprobe_events | sort -u | wc -l >$OUT/nevents"
+		t1=$(date +%s%N)
+		echo "torch-ingero $(((t1 - t0) / 1000)) exit-after-end $(((t1 - $(cat "$OUT/end")) / 1000)) events $(cat "$OUT/nevents")" >>"$OUT/startup.txt"
+	done
+	for v in true torch-untraced torch-ingero exit-after-end; do
+		log "startup $v ms: $(awk -v v=$v '{ for (i = 1; i < NF; i += 2) if ($i == v) print $(i + 1) / 1000 }' "$OUT/startup.txt" | median)"
+	done
+	log "startup uprobe events: $(awk '$1 == "torch-ingero" { print $NF }' "$OUT/startup.txt" | sort -u | tr '\n' ' ')"
+}
+
 for phase; do
 	case $phase in
-	facts|memory|neighbour) $phase ;;
+	facts|memory|neighbour|startup) $phase ;;
 	launch) overhead launch 20 ;;
 	compute) overhead compute 1000 ;;
 	attach-launch) attached launch ;;
