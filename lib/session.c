@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <tracefs.h>
 #include <event-parse.h>
@@ -32,9 +33,25 @@ static int check_access(const char **dir)
 	return 0;
 }
 
+/* Whether pid is a process that has not ended: a zombie has, though kill() still finds it. */
 static int pid_alive(pid_t pid)
 {
-	return !kill(pid, 0) || errno == EPERM;
+	char path[64], line[512], *paren;
+	ssize_t n;
+	int fd;
+
+	if (kill(pid, 0) && errno != EPERM)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return 1;
+	n = read(fd, line, sizeof(line) - 1);
+	close(fd);
+	line[n > 0 ? n : 0] = 0;
+	/* "pid (comm) S ...": the state follows the comm's closing parenthesis */
+	paren = strrchr(line, ')');
+	return !paren || (paren[1] && paren[2] != 'Z' && paren[2] != 'X');
 }
 
 /* The pid a group or instance name of ours carries, or 0 if the name is not ours. */
@@ -50,46 +67,169 @@ static pid_t owner_pid(const char *name, const char *prefix)
 	return *end || pid <= 0 ? 0 : (pid_t)pid;
 }
 
-static int remove_stale_instance(const char *name, void *data)
+/* Which sessions a removal is for: those of a process that is gone, or the keeper's own. */
+static int session_gone(pid_t pid)
 {
+	return !pid_alive(pid);
+}
+
+static int session_ours(pid_t pid)
+{
+	return pid == getpid();
+}
+
+struct removal {
+	int (*wanted)(pid_t pid);
+	int instances;
+};
+
+static int remove_instance_named(const char *name, void *data)
+{
+	struct removal *rm = data;
 	pid_t pid = owner_pid(name, INSTANCE_PREFIX);
 	struct tracefs_instance *inst;
 
-	if (!pid || pid_alive(pid))
+	if (!pid || !rm->wanted(pid))
 		return 0;
 	inst = tracefs_instance_alloc(NULL, name);
 	if (inst) {
-		tracefs_instance_destroy(inst);
+		tracefs_trace_off(inst);
+		/* disabled first, the events leave faster than with the instance */
+		tracefs_instance_file_write(inst, "events/enable", "0");
+		if (!tracefs_instance_destroy(inst))
+			rm->instances++;
 		tracefs_instance_free(inst);
-		++*(int *)data;
 	}
 	return 0;
 }
 
-/* Removes the instances and uprobes of sessions whose process is gone (a SIGKILLed ingero). */
-static void remove_stale(void)
+/* Whether two uprobes belong to the same event. */
+static int same_event(struct tracefs_dynevent *a, struct tracefs_dynevent *b)
 {
-	struct tracefs_dynevent **all = tracefs_dynevent_get_all(TRACEFS_DYNEVENT_UPROBE |
-								TRACEFS_DYNEVENT_URETPROBE, NULL);
-	int instances = 0, probes = 0;
+	char *sa = NULL, *ea = NULL, *sb = NULL, *eb = NULL;
+	int same;
+
+	if (!b)
+		return 0;
+	tracefs_dynevent_info(a, &sa, &ea, NULL, NULL, NULL);
+	tracefs_dynevent_info(b, &sb, &eb, NULL, NULL, NULL);
+	same = sa && sb && ea && eb && !strcmp(sa, sb) && !strcmp(ea, eb);
+	free(sa);
+	free(ea);
+	free(sb);
+	free(eb);
+	return same;
+}
+
+/*
+ * Removes the instances and uprobe events of the sessions whose owner pid
+ * is wanted; returns how many instances and events went.
+ */
+static int remove_sessions(int (*wanted)(pid_t pid), int *probes)
+{
+	struct tracefs_dynevent **all;
+	struct removal rm = { wanted, 0 };
 	size_t i;
 
-	tracefs_instances_walk(remove_stale_instance, &instances);
+	tracefs_instances_walk(remove_instance_named, &rm);
+	*probes = 0;
+	all = tracefs_dynevent_get_all(TRACEFS_DYNEVENT_UPROBE | TRACEFS_DYNEVENT_URETPROBE, NULL);
 	for (i = 0; all && all[i]; i++) {
 		char *system = NULL, *event = NULL;
 		pid_t pid;
 
 		tracefs_dynevent_info(all[i], &system, &event, NULL, NULL, NULL);
 		pid = system ? owner_pid(system, GROUP_PREFIX) : 0;
-		if (pid && !pid_alive(pid) && !tracefs_dynevent_destroy(all[i], true))
-			probes++;
+		/*
+		 * Removing an event removes all its probes, listed one by one
+		 * after it. Its instance is gone, so it is enabled nowhere: only
+		 * where it is, the slow force (a walk of every event) is needed.
+		 */
+		if (pid && wanted(pid) && !same_event(all[i], i ? all[i - 1] : NULL) &&
+		    (!tracefs_dynevent_destroy(all[i], false) || !tracefs_dynevent_destroy(all[i], true)))
+			++*probes;
 		free(system);
 		free(event);
 	}
 	tracefs_dynevent_list_free(all);
+	return rm.instances;
+}
+
+/* Removes the instances and uprobes of sessions whose keeper is gone (both ingero and it SIGKILLed). */
+static void remove_stale(void)
+{
+	int probes, instances = remove_sessions(session_gone, &probes);
+
 	if (instances || probes)
 		warning("removed %d instance(s) and %d uprobe(s) left by ingero sessions whose process is gone",
 			instances, probes);
+}
+
+/* Closes every file descriptor from fd on. */
+static void close_from(int fd)
+{
+	long max;
+
+	if (!close_range(fd, ~0u, 0))
+		return;
+	/* kernels before 5.9 */
+	for (max = sysconf(_SC_OPEN_MAX); fd < max && fd < 65536; fd++)
+		close(fd);
+}
+
+/*
+ * The keeper: a process of its own that owns the session's names and
+ * removes what they name once ingero closes its end of the pipe, however
+ * ingero ends, SIGKILL included. The kernel takes its grace periods to
+ * remove an instance and each uprobe event (tens of ms each), and ingero
+ * need not wait for them: its trace is complete by then.
+ */
+static void keep(int fd)
+{
+	int null = open("/dev/null", O_RDWR), probes;
+	char c;
+
+	signal(SIGINT, SIG_IGN);
+	signal(SIGTERM, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGQUIT, SIG_IGN);
+	signal(SIGPIPE, SIG_IGN);
+	prctl(PR_SET_NAME, KEEPER_NAME);
+	/* no terminal, pipe or file of ingero's stays open: nothing waits for the keeper */
+	dup2(null, 0);
+	dup2(null, 1);
+	dup2(null, 2);
+	if (fd != 3)
+		dup2(fd, 3);
+	close_from(4);
+	while (read(3, &c, 1) > 0 || errno == EINTR)
+		;
+	remove_sessions(session_ours, &probes);
+	_exit(0);
+}
+
+/* Starts the keeper; its pid names the session. */
+static pid_t start_keeper(struct ingero_session *s)
+{
+	int fds[2];
+	pid_t pid;
+
+	if (pipe2(fds, O_CLOEXEC))
+		return error_errno("cannot make a pipe");
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return error_errno("cannot fork");
+	}
+	if (pid == 0) {
+		close(fds[1]);
+		keep(fds[0]);
+	}
+	close(fds[0]);
+	s->keeper = fds[1];
+	return pid;
 }
 
 static int readme_has(const char *dir, const char *needle)
@@ -108,11 +248,11 @@ static int readme_has(const char *dir, const char *needle)
 	return found;
 }
 
-static int setup_instance(struct ingero_session *s, size_t buffer_kb)
+static int setup_instance(struct ingero_session *s, pid_t owner, size_t buffer_kb)
 {
 	char name[64];
 
-	snprintf(name, sizeof(name), INSTANCE_PREFIX "%d", (int)getpid());
+	snprintf(name, sizeof(name), INSTANCE_PREFIX "%d", (int)owner);
 	s->instance = tracefs_instance_create(name);
 	if (!s->instance)
 		return error_errno("cannot create tracefs instance '%s'", name);
@@ -130,6 +270,7 @@ struct ingero_session *ingero_session_new(size_t buffer_kb)
 {
 	struct ingero_session *s;
 	const char *dir;
+	pid_t owner;
 
 	if (check_access(&dir))
 		return NULL;
@@ -137,7 +278,11 @@ struct ingero_session *ingero_session_new(size_t buffer_kb)
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return NULL;
-	snprintf(s->group, sizeof(s->group), GROUP_PREFIX "%d", (int)getpid());
+	s->keeper = -1;
+	owner = start_keeper(s);
+	if (owner < 0)
+		goto fail;
+	snprintf(s->group, sizeof(s->group), GROUP_PREFIX "%d", (int)owner);
 	s->ncpus = sysconf(_SC_NPROCESSORS_CONF);
 	s->use_arrays = readme_has(dir, "[<array-size>]") || readme_has(dir, "\\[<array-size>\\]");
 	s->grouped = readme_has(dir, "\\imm-value") && !getenv("INGERO_NO_GROUPED_PROBES");
@@ -145,7 +290,7 @@ struct ingero_session *ingero_session_new(size_t buffer_kb)
 	s->tep = tep_alloc();
 	if (!s->tep)
 		goto fail;
-	if (setup_instance(s, buffer_kb))
+	if (setup_instance(s, owner, buffer_kb))
 		goto fail;
 	return s;
 fail:
@@ -314,15 +459,13 @@ void ingero_session_free(struct ingero_session *s)
 		return;
 	if (s->instance) {
 		tracefs_trace_off(s->instance);
-		tracefs_instance_file_write(s->instance, "events/enable", "0");
-		tracefs_instance_destroy(s->instance);
 		tracefs_instance_free(s->instance);
 	}
-	for (i = s->nprobes; i-- > 0;) {
-		if (tracefs_dynevent_destroy(s->probes[i], true))
-			warning("could not remove uprobe %zu of group '%s'", i, s->group);
+	for (i = 0; i < s->nprobes; i++)
 		tracefs_dynevent_free(s->probes[i]);
-	}
+	/* the keeper removes them: it sees the end of the pipe */
+	if (s->keeper >= 0)
+		close(s->keeper);
 	free(s->probes);
 	tep_free(s->tep);
 	free(s);

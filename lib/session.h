@@ -1,7 +1,8 @@
 /*
  * A recording session's state in the kernel: a private tracefs instance, the
- * uprobe events of a group named after this process, and their formats.
- * Nothing global is enabled; everything is removed by ingero_session_free().
+ * uprobe events of a group, and their formats. Both are named after the
+ * session's keeper, a process that removes them once ingero_session_free()
+ * closes its pipe, or ingero ends in any other way. Nothing global is enabled.
  */
 #ifndef INGERO_SESSION_H
 #define INGERO_SESSION_H
@@ -30,11 +31,15 @@ struct ingero_session {
 	 * per event rather than once per probe (seconds for a whole library).
 	 */
 	int grouped;
+	int keeper;			/* the write end of the keeper's pipe */
 };
+
+/* The process that removes a session from the kernel once ingero is done with it. */
+#define KEEPER_NAME "ingero-cleanup"
 
 /*
  * Checks that this process may trace, removes what dead sessions left
- * behind, and creates the instance with buffer_kb per CPU. Free with
+ * behind, starts the keeper and creates the instance with buffer_kb per CPU. Free with
  * ingero_session_free(). NULL on failure, with the reason printed.
  */
 struct ingero_session *ingero_session_new(size_t buffer_kb);
@@ -56,7 +61,10 @@ int ingero_session_filter_pids(struct ingero_session *s, const pid_t *pids, size
 int ingero_session_pids_left(struct ingero_session *s);
 int ingero_session_start(struct ingero_session *s);
 int ingero_session_stop(struct ingero_session *s);
-/* Disables and removes everything the session registered; frees s. */
+/*
+ * Turns tracing off and frees s; the keeper then disables and removes
+ * everything the session registered, while ingero goes on to its end.
+ */
 void ingero_session_free(struct ingero_session *s);
 
 /* The kernel's dropped-event count of one CPU of the instance (events it had no room for). */

@@ -13,7 +13,7 @@ start_long() {
 	rec=$!
 	# Wait until the command runs under ingero: its launches are being traced.
 	for i in $(seq 100); do
-		child=$(pgrep -P $rec) && [ -n "$child" ] && grep -q launch /proc/$child/comm 2>/dev/null && break
+		child=$(pgrep -P $rec -x launch) && break
 		sleep 0.05
 	done
 	sleep 0.3
@@ -44,10 +44,33 @@ test_expect_success TRACEFS 'the traced command crashing leaves nothing' '
 	no_leftovers
 '
 
-test_expect_success TRACEFS 'after a SIGKILLed ingero the next run removes its leftovers and says so' '
+test_expect_success TRACEFS 'the keeper holds none of the files of ingero: nothing that reads them waits for it' '
+	start_long f.ing.zst 5>extra &&
+	test_when_finished "kill -9 $rec $child 2>/dev/null; true" &&
+	keeper=$(pgrep -P $rec -x ingero-cleanup) &&
+	for fd in /proc/$keeper/fd/*; do echo "${fd##*/} $(readlink $fd)"; done >fds &&
+	printf "0 /dev/null\n1 /dev/null\n2 /dev/null\n" >expect &&
+	grep -v "^3 " fds >held &&
+	test_cmp expect held &&
+	grep -q "^3 pipe:" fds &&
+	kill -INT $rec && { wait $rec || :; } &&
+	no_leftovers
+'
+
+test_expect_success TRACEFS 'a SIGKILLed ingero leaves nothing: its keeper removes the session' '
 	start_long k.ing.zst &&
 	test_when_finished "kill -9 $child 2>/dev/null; true" &&
-	kill -9 $rec && wait $rec; kill -9 $child;
+	keeper=$(pgrep -P $rec -x ingero-cleanup) &&
+	grep -q "^[pr]:ingero_$keeper/" "$TRACING_DIR/uprobe_events" &&
+	kill -9 $rec && { wait $rec || :; } && { kill -9 $child || :; } &&
+	no_leftovers
+'
+
+test_expect_success TRACEFS 'after SIGKILLs of ingero and its keeper the next run removes the leftovers and says so' '
+	start_long k2.ing.zst &&
+	test_when_finished "kill -9 $child 2>/dev/null; true" &&
+	keeper=$(pgrep -P $rec -x ingero-cleanup) &&
+	kill -9 $keeper $rec && { wait $rec || :; } && { kill -9 $child || :; } &&
 	ingero_kernel_leftovers >left &&
 	test_line_count -gt 0 left &&
 	ingero record -q -o again.ing.zst -- true 2>err &&

@@ -11,7 +11,7 @@ fi
 
 test_expect_success TRACEFS,CUDA 'every call the kernel counted, ingero recorded' '
 	(cd "$TORCH" && ingero record -q -o "$TRASH_DIRECTORY/e.ing.zst" -- sh -c \
-		"python3 empty_cache.py >$TRASH_DIRECTORY/out && echo \$PPID >$TRASH_DIRECTORY/pid &&
+		"python3 empty_cache.py >$TRASH_DIRECTORY/out && pgrep -P \$PPID -x ingero-cleanup >$TRASH_DIRECTORY/pid &&
 		 cat $T/uprobe_events >$TRASH_DIRECTORY/events && cat $T/uprobe_profile >$TRASH_DIRECTORY/profile") &&
 	ingero info --json e.ing.zst >info.json &&
 	python3 "$TORCH/crosscheck.py" ingero_$(cat pid) events profile info.json >check &&

@@ -160,16 +160,37 @@ test_within() {
 		{ echo "test_within: $1 is not within $3% of $2" >&2; return 1; }
 }
 
-# What ingero left in the kernel: uprobe events and instances of ours whose
-# process is gone (a live one belongs to a session still running).
+# The keepers of sessions that ended (their ingero is gone): each is still
+# removing its session from the kernel. Prints their parents' pids.
+ingero_keepers_at_work() {
+	ps -eo ppid=,stat=,comm= | awk '$3 == "ingero-cleanup" && $2 !~ /^Z/ { print $1 }' |
+		while read -r ppid; do
+			[ "$(cat /proc/$ppid/comm 2>/dev/null)" = ingero ] || echo "$ppid"
+		done
+}
+
+# Whether pid is a process that has not ended (a zombie has).
+process_running() {
+	local state
+	state=$(ps -o stat= -p "$1" 2>/dev/null) && case "$state" in Z*) return 1 ;; esac
+}
+
+# What ingero left in the kernel, once the keepers of ended sessions are done:
+# uprobe events and instances of ours whose keeper is gone (a live one
+# belongs to a session still running).
 ingero_kernel_leftovers() {
+	local i
 	[ -n "$TRACING_DIR" ] || find_tracing_dir || return 0
+	for i in $(seq 600); do
+		[ -z "$(ingero_keepers_at_work)" ] && break
+		sleep 0.05
+	done
 	{
 		sed -n 's/^[pr][0-9]*:\(ingero[^/]*\)\/.*/\1/p' "$TRACING_DIR/uprobe_events" 2>/dev/null
 		ls "$TRACING_DIR/instances" 2>/dev/null | grep '^ingero'
 	} | while read -r name; do
 		pid=${name##*[_-]}
-		case "$pid" in ''|*[!0-9]*) echo "$name" ;; *) kill -0 "$pid" 2>/dev/null || echo "$name" ;; esac
+		case "$pid" in ''|*[!0-9]*) echo "$name" ;; *) process_running "$pid" || echo "$name" ;; esac
 	done
 }
 

@@ -58,9 +58,10 @@ have() { command -v "$1" >/dev/null; }
 
 
 # --- the probes: ingero's own, copied into our group, so every contender has the same ones ---
-# ingero shows the command it runs its uprobes and its instance's events: take those of this session.
+# ingero shows the command it runs its uprobes and its instance's events, both named after
+# its keeper (a child of ingero): take those of this session.
 "$ingero" record -q --returns -o "$w/probes.ing.zst" --lib "$LIB" --lib "$RT" -- \
-	sh -c "echo \$PPID; cat $T/uprobe_events; echo --; cat $T/instances/ingero-\$PPID/set_event" >"$w/ingero-probes" 2>"$w/probes.err" ||
+	sh -c "k=\$(pgrep -P \$PPID -x ingero-cleanup); echo \$k; cat $T/uprobe_events; echo --; cat $T/instances/ingero-\$k/set_event" >"$w/ingero-probes" 2>"$w/probes.err" ||
 	{ echo "bench: 'ingero record' failed:" >&2; cat "$w/probes.err" >&2; exit 1; }
 ipid=$(head -1 "$w/ingero-probes")
 sed '1,/^--$/d' "$w/ingero-probes" | grep -E '^(sched|task):' | tr : / >"$w/sched-events"
@@ -518,7 +519,15 @@ say ""
 
 echo "bench: figure 6, at $(elapsed)" >&2
 # ==== 6. start-up ====
-start_who="bare ingero perf trace-cmd bpftrace-hist"
+# ingero exits once its trace is complete; its keeper (a child named ingero-cleanup) goes on
+# removing the session from the kernel, which waits for grace periods. Each run starts on a
+# kernel no keeper is busy with, and for ingero the time until its keeper is done is kept too.
+keepers_at_work() {
+	ps -eo ppid=,stat=,comm= | awk '$3 == "ingero-cleanup" && $2 !~ /^Z/ { print $1 }' |
+		while read -r ppid; do [ "$(cat /proc/$ppid/comm 2>/dev/null)" = ingero ] || echo "$ppid"; done
+}
+wait_keepers() { while [ -n "$(keepers_at_work)" ]; do sleep 0.005; done; }
+start_who="bare ingero ingero-probed perf trace-cmd bpftrace-hist"
 [ $quick = 1 ] || start_who="$start_who ingero-all-sets"
 : >"$w/start"
 start_run() {
@@ -526,6 +535,8 @@ start_run() {
 	case $1 in
 	bare) "$bin/bench-time" -o "$w/t" -- "$bin/bench-bare" -e "$G/$LE" -e "$G/$LR" -- true 2>/dev/null ;;
 	ingero) "$bin/bench-time" -o "$w/t" -- "$ingero" record -q -o "$w/s.ing.zst" -- true ;;
+	ingero-probed) "$bin/bench-time" -o "$w/t" -- "$ingero" record -q -o "$w/s.ing.zst" -- \
+		env LD_LIBRARY_PATH="$bin" "$DRV" loop 1 ;;
 	ingero-all-sets) "$bin/bench-time" -o "$w/t" -- "$ingero" record -q -e all -o "$w/s.ing.zst" -- true ;;
 	perf) "$bin/bench-time" -o "$w/t" -- perf record -q -e "$G:$LE" -e "$G:$LR" -o "$w/s.data" -- true ;;
 	trace-cmd) "$bin/bench-time" -o "$w/t" -- unshare -m --propagation private "$w/no-ftrace" \
@@ -536,23 +547,35 @@ start_run() {
 for ((round = 0; round < ROUNDS; round++)); do
 	for who in $(order $round $start_who); do
 		peer_ok $who || continue
+		wait_keepers
+		t0=$(date +%s%N)
 		if start_run $who >/dev/null 2>&1 && [ -s "$w/t" ]; then
 			echo "$who $(field wall_ns "$w/t") ok" >>"$w/start"
+			case $who in ingero*)
+				wait_keepers
+				echo "$who-clean $(($(date +%s%N) - t0)) ok" >>"$w/start" ;;
+			esac
 		else
 			echo "$who - failed" >>"$w/start"
 		fi
 	done
 done
-say "6. start-up: 'record -- true', wall time from start to exit, $ROUNDS round(s)"
-say "$(printf '%-26s %10s %17s' contender 'ms median' 'ms min-max')"
+say "6. start-up: 'record -- true', wall time from start to exit (ingero: and until its keeper has cleaned the kernel), $ROUNDS round(s)"
+say "$(printf '%-38s %10s %17s' contender 'ms median' 'ms min-max')"
 for who in $start_who; do
 	name=$(label $who)
 	[ $who = ingero-all-sets ] && name="ingero -e all"
-	peer_ok $who || { say "$(printf '%-26s %s' "$name" "skipped: $(why_skipped $who)")"; continue; }
-	read -r med lo hi runs st <<<"$(summarise "$w/start" $who)"
-	[ "$med" = - ] && { say "$(printf '%-26s %s' "$name" "FAILED")"; failed=1; continue; }
-	say "$(printf '%-26s %10.1f %8.1f-%-8.1f' "$name" $(awk "BEGIN { print $med / 1e6, $lo / 1e6, $hi / 1e6 }"))"
-	emit "{\"figure\":\"startup\",\"contender\":\"$who\",\"runs\":$runs,\"median_ns\":$med,\"min_ns\":$lo,\"max_ns\":$hi}"
+	[ $who = ingero-probed ] && name="ingero -- a launch (6 uprobe events)"
+	peer_ok $who || { say "$(printf '%-38s %s' "$name" "skipped: $(why_skipped $who)")"; continue; }
+	for part in "" -clean; do
+		[ -z "$part" ] || case $who in ingero*) ;; *) continue ;; esac
+		read -r med lo hi runs st <<<"$(summarise "$w/start" $who$part)"
+		[ "$med" = - ] && { say "$(printf '%-38s %s' "$name" "FAILED")"; failed=1; continue 2; }
+		row=$name
+		[ -z "$part" ] || row="  until the kernel is clean"
+		say "$(printf '%-38s %10.1f %8.1f-%-8.1f' "$row" $(awk "BEGIN { print $med / 1e6, $lo / 1e6, $hi / 1e6 }"))"
+		emit "{\"figure\":\"startup\",\"contender\":\"$who$part\",\"runs\":$runs,\"median_ns\":$med,\"min_ns\":$lo,\"max_ns\":$hi}"
+	done
 done
 read -r ing _ <<<"$(summarise "$w/start" ingero)"
 say "goal: ingero record -- true < 150 ms: $(awk -v i="$ing" 'BEGIN { if (i == "-") print "not measured"; else printf "%.0f ms, %s", i / 1e6, i < 150e6 ? "met" : "NOT met" }')"

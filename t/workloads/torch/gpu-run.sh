@@ -30,7 +30,7 @@ log() { printf '%s\n' "$*" | tee -a "$OUT/gpu-run.txt" >&2; }
 record_checked() {
 	local name=$1; shift
 	"$INGERO" record -o "$OUT/$name.ing.zst" -- sh -c \
-		"$* && echo \$PPID >$OUT/$name.pid && cat $T/uprobe_events >$OUT/$name.events && cat $T/uprobe_profile >$OUT/$name.profile" \
+		"$* && pgrep -P \$PPID -x ingero-cleanup >$OUT/$name.pid && cat $T/uprobe_events >$OUT/$name.events && cat $T/uprobe_profile >$OUT/$name.profile" \
 		>"$OUT/$name.out" 2>"$OUT/$name.err"
 	log "record $name: exit $? $(tail -1 "$OUT/$name.err")"
 	"$INGERO" info --json "$OUT/$name.ing.zst" >"$OUT/$name.info.json"
@@ -156,7 +156,7 @@ startup() {
 		echo "torch-untraced $(((t1 - t0) / 1000))" >>"$OUT/startup.txt"
 		t0=$(date +%s%N)
 		"$INGERO" record -q -o "$OUT/s.ing.zst" -- sh -c "python3 -c '$torch' && date +%s%N >$OUT/end &&
-			grep -o '^[pr]:ingero_'\$PPID'/[^ ]*' $T/uprobe_events | sort -u | wc -l >$OUT/nevents"
+			grep -o '^[pr]:ingero_'\$(pgrep -P \$PPID -x ingero-cleanup)'/[^ ]*' $T/uprobe_events | sort -u | wc -l >$OUT/nevents"
 		t1=$(date +%s%N)
 		echo "torch-ingero $(((t1 - t0) / 1000)) exit-after-end $(((t1 - $(cat "$OUT/end")) / 1000)) events $(cat "$OUT/nevents")" >>"$OUT/startup.txt"
 	done
