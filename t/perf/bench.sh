@@ -445,10 +445,11 @@ echo "bench: figure 5, at $(elapsed)" >&2
 sched_who="none bare bare-all ingero ingero-all"
 [ $quick = 1 ] && sched_who="none bare ingero"
 : >"$w/sched"
-wait_instance() { # pid: until its instance traces
-	local i
+wait_instance() { # pid: until its instance traces (named after its keeper, a child of ingero)
+	local i k
 	for ((i = 0; i < 300; i++)); do
-		[ "$(cat $T/instances/ingero-$1/tracing_on 2>/dev/null)" = 1 ] && return 0
+		k=$(pgrep -P "$1" -x ingero-cleanup)
+		[ -n "$k" ] && [ "$(cat $T/instances/ingero-$k/tracing_on 2>/dev/null)" = 1 ] && return 0
 		kill -0 "$1" 2>/dev/null || return 1
 		sleep 0.05
 	done
