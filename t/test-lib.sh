@@ -15,6 +15,7 @@ BUILD_DIR=${INGERO_BUILD_DIR:-$SRC_DIR}
 WORKLOADS=$BUILD_DIR/t/workloads/bin
 PATH=$BUILD_DIR:$PATH
 export PATH WORKLOADS SRC_DIR BUILD_DIR
+. "$TEST_DIRECTORY/lib-keepers.sh"
 
 verbose= immediate= trace=
 for arg; do
@@ -160,15 +161,6 @@ test_within() {
 		{ echo "test_within: $1 is not within $3% of $2" >&2; return 1; }
 }
 
-# The keepers of sessions that ended (their ingero is gone): each is still
-# removing its session from the kernel. Prints their parents' pids.
-ingero_keepers_at_work() {
-	ps -eo ppid=,stat=,comm= | awk '$3 == "ingero-cleanup" && $2 !~ /^Z/ { print $1 }' |
-		while read -r ppid; do
-			[ "$(cat /proc/$ppid/comm 2>/dev/null)" = ingero ] || echo "$ppid"
-		done
-}
-
 # Whether pid is a process that has not ended (a zombie has).
 process_running() {
 	local state
@@ -179,12 +171,8 @@ process_running() {
 # uprobe events and instances of ours whose keeper is gone (a live one
 # belongs to a session still running).
 ingero_kernel_leftovers() {
-	local i
 	[ -n "$TRACING_DIR" ] || find_tracing_dir || return 0
-	for i in $(seq 600); do
-		[ -z "$(ingero_keepers_at_work)" ] && break
-		sleep 0.05
-	done
+	wait_keepers
 	{
 		sed -n 's/^[pr][0-9]*:\(ingero[^/]*\)\/.*/\1/p' "$TRACING_DIR/uprobe_events" 2>/dev/null
 		ls "$TRACING_DIR/instances" 2>/dev/null | grep '^ingero'

@@ -21,6 +21,7 @@ done
 bin=$(cd "$bin" && pwd) && ingero=$(cd "$(dirname "$ingero")" && pwd)/$(basename "$ingero") || exit 1
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/bench-lib.sh"
+. "$here/../lib-keepers.sh"
 T=/sys/kernel/tracing
 [ "$(id -u)" = 0 ] || { echo "bench: run as root (uprobes through tracefs)" >&2; exit 1; }
 [ -d $T/instances ] || mount -t tracefs nodev $T 2>/dev/null || { echo "bench: no tracefs at $T (mount -t tracefs nodev $T)" >&2; exit 1; }
@@ -523,11 +524,6 @@ echo "bench: figure 6, at $(elapsed)" >&2
 # ingero exits once its trace is complete; its keeper (a child named ingero-cleanup) goes on
 # removing the session from the kernel, which waits for grace periods. Each run starts on a
 # kernel no keeper is busy with, and for ingero the time until its keeper is done is kept too.
-keepers_at_work() {
-	ps -eo ppid=,stat=,comm= | awk '$3 == "ingero-cleanup" && $2 !~ /^Z/ { print $1 }' |
-		while read -r ppid; do [ "$(cat /proc/$ppid/comm 2>/dev/null)" = ingero ] || echo "$ppid"; done
-}
-wait_keepers() { while [ -n "$(keepers_at_work)" ]; do sleep 0.005; done; }
 start_who="bare ingero ingero-probed perf trace-cmd bpftrace-hist"
 [ $quick = 1 ] || start_who="$start_who ingero-all-sets"
 : >"$w/start"

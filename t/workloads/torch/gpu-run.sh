@@ -16,6 +16,7 @@ set -u
 INGERO=$(realpath "$1") BARE=$(realpath "$2") OUT=$3
 shift 3
 HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/../../lib-keepers.sh"
 T=/sys/kernel/tracing
 [ -e $T/uprobe_events ] || mount -t tracefs nodev $T
 mkdir -p "$OUT"
@@ -138,13 +139,6 @@ attached() {
 }
 
 median() { sort -g | awk '{ a[NR] = $1 } END { if (NR) printf "median %.1f (min %.1f max %.1f, %d runs)", (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2), a[1], a[NR], NR }'; }
-
-# The keepers of ended sessions (ingero-cleanup, their ingero gone) still removing them from the kernel.
-keepers_at_work() {
-	ps -eo ppid=,stat=,comm= | awk '$3 == "ingero-cleanup" && $2 !~ /^Z/ { print $1 }' |
-		while read -r ppid; do [ "$(cat /proc/$ppid/comm 2>/dev/null)" = ingero ] || echo "$ppid"; done
-}
-wait_keepers() { while [ -n "$(keepers_at_work)" ]; do sleep 0.005; done; }
 
 # 'record -- true' maps no CUDA library, so it times ingero's own start and end;
 # PyTorch's start maps them. ingero exits once the trace is complete, and its
