@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <tracefs.h>
 #include <event-parse.h>
 #include "error.h"
@@ -180,9 +181,11 @@ static void close_from(int fd)
 /*
  * The keeper: a process of its own that owns the session's names and
  * removes what they name once ingero closes its end of the pipe, however
- * ingero ends, SIGKILL included. The kernel takes its grace periods to
- * remove an instance and each uprobe event (tens of ms each), and ingero
- * need not wait for them: its trace is complete by then.
+ * ingero ends: SIGKILL included, it leaves nothing behind. The kernel takes
+ * its grace periods to remove an instance and each uprobe event (tens of
+ * ms each); ingero waits for them on a normal end, so that the kernel is as
+ * it was when ingero exits and a tool started next does not see the events
+ * vanish under it.
  */
 static void keep(int fd)
 {
@@ -229,6 +232,7 @@ static pid_t start_keeper(struct ingero_session *s)
 	}
 	close(fds[0]);
 	s->keeper = fds[1];
+	s->keeper_pid = pid;
 	return pid;
 }
 
@@ -463,9 +467,12 @@ void ingero_session_free(struct ingero_session *s)
 	}
 	for (i = 0; i < s->nprobes; i++)
 		tracefs_dynevent_free(s->probes[i]);
-	/* the keeper removes them: it sees the end of the pipe */
-	if (s->keeper >= 0)
+	/* the keeper removes them once it sees the end of the pipe */
+	if (s->keeper >= 0) {
 		close(s->keeper);
+		while (waitpid(s->keeper_pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
 	free(s->probes);
 	tep_free(s->tep);
 	free(s);

@@ -1,8 +1,9 @@
 /*
  * A recording session's state in the kernel: a private tracefs instance, the
  * uprobe events of a group, and their formats. Both are named after the
- * session's keeper, a process that removes them once ingero_session_free()
- * closes its pipe, or ingero ends in any other way. Nothing global is enabled.
+ * session's keeper, a child process that removes them once
+ * ingero_session_free() closes its pipe, or ingero ends in any other way.
+ * Nothing global is enabled.
  */
 #ifndef INGERO_SESSION_H
 #define INGERO_SESSION_H
@@ -32,6 +33,7 @@ struct ingero_session {
 	 */
 	int grouped;
 	int keeper;			/* the write end of the keeper's pipe */
+	pid_t keeper_pid;
 };
 
 /* The process that removes a session from the kernel once ingero is done with it. */
@@ -62,8 +64,8 @@ int ingero_session_pids_left(struct ingero_session *s);
 int ingero_session_start(struct ingero_session *s);
 int ingero_session_stop(struct ingero_session *s);
 /*
- * Turns tracing off and frees s; the keeper then disables and removes
- * everything the session registered, while ingero goes on to its end.
+ * Turns tracing off, has the keeper disable and remove everything the
+ * session registered, waits for it and frees s.
  */
 void ingero_session_free(struct ingero_session *s);
 

@@ -24,6 +24,15 @@ test_expect_success TRACEFS 'a normal end leaves nothing' '
 	no_leftovers
 '
 
+test_expect_success TRACEFS 'ingero exits once its probes and instance are gone: a tool started next sees none' '
+	ingero record -q -o g.ing.zst -- sh -c "pgrep -P \$PPID -x ingero-cleanup >keeper && exec \"$WORKLOADS/alloc-free\" 5" >/dev/null &&
+	keeper=$(cat keeper) &&
+	test_api_calls g.ing.zst cudaMalloc 5 &&
+	! grep -q "^[pr]:ingero_$keeper/" "$TRACING_DIR/uprobe_events" &&
+	test ! -e "$TRACING_DIR/instances/ingero-$keeper" &&
+	! kill -0 $keeper 2>/dev/null
+'
+
 for sig in INT TERM HUP; do
 	test_expect_success TRACEFS "SIG$sig stops both and leaves a complete file" '
 		start_long $sig.ing.zst &&

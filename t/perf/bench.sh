@@ -21,7 +21,6 @@ done
 bin=$(cd "$bin" && pwd) && ingero=$(cd "$(dirname "$ingero")" && pwd)/$(basename "$ingero") || exit 1
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/bench-lib.sh"
-. "$here/../lib-keepers.sh"
 T=/sys/kernel/tracing
 [ "$(id -u)" = 0 ] || { echo "bench: run as root (uprobes through tracefs)" >&2; exit 1; }
 [ -d $T/instances ] || mount -t tracefs nodev $T 2>/dev/null || { echo "bench: no tracefs at $T (mount -t tracefs nodev $T)" >&2; exit 1; }
@@ -521,9 +520,7 @@ say ""
 
 echo "bench: figure 6, at $(elapsed)" >&2
 # ==== 6. start-up ====
-# ingero exits once its trace is complete; its keeper (a child named ingero-cleanup) goes on
-# removing the session from the kernel, which waits for grace periods. Each run starts on a
-# kernel no keeper is busy with, and for ingero the time until its keeper is done is kept too.
+# With and without probes: removing each uprobe event waits for the kernel's grace periods.
 start_who="bare ingero ingero-probed perf trace-cmd bpftrace-hist"
 [ $quick = 1 ] || start_who="$start_who ingero-all-sets"
 : >"$w/start"
@@ -544,35 +541,24 @@ start_run() {
 for ((round = 0; round < ROUNDS; round++)); do
 	for who in $(order $round $start_who); do
 		peer_ok $who || continue
-		wait_keepers
-		t0=$(date +%s%N)
 		if start_run $who >/dev/null 2>&1 && [ -s "$w/t" ]; then
 			echo "$who $(field wall_ns "$w/t") ok" >>"$w/start"
-			case $who in ingero*)
-				wait_keepers
-				echo "$who-clean $(($(date +%s%N) - t0)) ok" >>"$w/start" ;;
-			esac
 		else
 			echo "$who - failed" >>"$w/start"
 		fi
 	done
 done
-say "6. start-up: 'record -- true', wall time from start to exit (ingero: and until its keeper has cleaned the kernel), $ROUNDS round(s)"
+say "6. start-up: 'record -- true', wall time from start to exit, $ROUNDS round(s)"
 say "$(printf '%-38s %10s %17s' contender 'ms median' 'ms min-max')"
 for who in $start_who; do
 	name=$(label $who)
 	[ $who = ingero-all-sets ] && name="ingero -e all"
 	[ $who = ingero-probed ] && name="ingero -- a launch (6 uprobe events)"
 	peer_ok $who || { say "$(printf '%-38s %s' "$name" "skipped: $(why_skipped $who)")"; continue; }
-	for part in "" -clean; do
-		[ -z "$part" ] || case $who in ingero*) ;; *) continue ;; esac
-		read -r med lo hi runs st <<<"$(summarise "$w/start" $who$part)"
-		[ "$med" = - ] && { say "$(printf '%-38s %s' "$name" "FAILED")"; failed=1; continue 2; }
-		row=$name
-		[ -z "$part" ] || row="  until the kernel is clean"
-		say "$(printf '%-38s %10.1f %8.1f-%-8.1f' "$row" $(awk "BEGIN { print $med / 1e6, $lo / 1e6, $hi / 1e6 }"))"
-		emit "{\"figure\":\"startup\",\"contender\":\"$who$part\",\"runs\":$runs,\"median_ns\":$med,\"min_ns\":$lo,\"max_ns\":$hi}"
-	done
+	read -r med lo hi runs st <<<"$(summarise "$w/start" $who)"
+	[ "$med" = - ] && { say "$(printf '%-38s %s' "$name" "FAILED")"; failed=1; continue; }
+	say "$(printf '%-38s %10.1f %8.1f-%-8.1f' "$name" $(awk "BEGIN { print $med / 1e6, $lo / 1e6, $hi / 1e6 }"))"
+	emit "{\"figure\":\"startup\",\"contender\":\"$who\",\"runs\":$runs,\"median_ns\":$med,\"min_ns\":$lo,\"max_ns\":$hi}"
 done
 read -r ing _ <<<"$(summarise "$w/start" ingero)"
 say "goal: ingero record -- true < 150 ms: $(awk -v i="$ing" 'BEGIN { if (i == "-") print "not measured"; else printf "%.0f ms, %s", i / 1e6, i < 150e6 ? "met" : "NOT met" }')"

@@ -16,7 +16,6 @@ set -u
 INGERO=$(realpath "$1") BARE=$(realpath "$2") OUT=$3
 shift 3
 HERE=$(cd "$(dirname "$0")" && pwd)
-. "$HERE/../../lib-keepers.sh"
 T=/sys/kernel/tracing
 [ -e $T/uprobe_events ] || mount -t tracefs nodev $T
 mkdir -p "$OUT"
@@ -141,19 +140,16 @@ attached() {
 median() { sort -g | awk '{ a[NR] = $1 } END { if (NR) printf "median %.1f (min %.1f max %.1f, %d runs)", (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2), a[1], a[NR], NR }'; }
 
 # 'record -- true' maps no CUDA library, so it times ingero's own start and end;
-# PyTorch's start maps them. ingero exits once the trace is complete, and its
-# keeper then removes the probes: the kernel waits for grace periods once per
-# uprobe event. Each run starts on a kernel no keeper is busy with.
+# PyTorch's start maps them, and the time from its end to ingero's exit is the
+# kernel removing the probes, once per uprobe event.
 startup() {
 	local r t0 t1 torch='import torch; torch.zeros(1, device="cuda"); torch.cuda.synchronize()'
 	: >"$OUT/startup.txt"
 	for r in $(seq "$ROUNDS"); do
-		wait_keepers
 		t0=$(date +%s%N)
 		"$INGERO" record -q -o "$OUT/s.ing.zst" -- true
 		t1=$(date +%s%N)
-		wait_keepers
-		echo "true $(((t1 - t0) / 1000)) true-clean $((($(date +%s%N) - t0) / 1000))" >>"$OUT/startup.txt"
+		echo "true $(((t1 - t0) / 1000))" >>"$OUT/startup.txt"
 		t0=$(date +%s%N)
 		python3 -c "$torch"
 		t1=$(date +%s%N)
@@ -162,11 +158,9 @@ startup() {
 		"$INGERO" record -q -o "$OUT/s.ing.zst" -- sh -c "python3 -c '$torch' && date +%s%N >$OUT/end &&
 			grep -o '^[pr]:ingero_'\$(pgrep -P \$PPID -x ingero-cleanup)'/[^ ]*' $T/uprobe_events | sort -u | wc -l >$OUT/nevents"
 		t1=$(date +%s%N)
-		wait_keepers
-		echo "torch-ingero $(((t1 - t0) / 1000)) exit-after-end $(((t1 - $(cat "$OUT/end")) / 1000))" \
-			"clean-after-end $((($(date +%s%N) - $(cat "$OUT/end")) / 1000)) events $(cat "$OUT/nevents")" >>"$OUT/startup.txt"
+		echo "torch-ingero $(((t1 - t0) / 1000)) exit-after-end $(((t1 - $(cat "$OUT/end")) / 1000)) events $(cat "$OUT/nevents")" >>"$OUT/startup.txt"
 	done
-	for v in true true-clean torch-untraced torch-ingero exit-after-end clean-after-end; do
+	for v in true torch-untraced torch-ingero exit-after-end; do
 		log "startup $v ms: $(awk -v v=$v '{ for (i = 1; i < NF; i += 2) if ($i == v) print $(i + 1) / 1000 }' "$OUT/startup.txt" | median)"
 	done
 	log "startup uprobe events: $(awk '$1 == "torch-ingero" { print $NF }' "$OUT/startup.txt" | sort -u | tr '\n' ' ')"
