@@ -223,6 +223,8 @@ for ((round = 0; round < ROUNDS; round++)); do
 				echo "$who $ns ok" >>"$w/cost"
 			else
 				echo "$who $ns miscount:$(tr ' ' / <"$w/cnt" 2>/dev/null)" >>"$w/cost"
+				# what it said, and the driver's own count, for a look afterwards
+				cat "$w/rec.$who.err" "$w/drv" >"$out/miscount.$who.$round.txt" 2>/dev/null
 			fi
 		else
 			echo "$who - failed:$(tail -1 "$w/rec.$who.err" 2>/dev/null | tr ' ' _)" >>"$w/cost"
