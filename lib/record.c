@@ -1042,14 +1042,16 @@ static void check_dropped(struct ingero_recorder *r, uint64_t now)
 	r->last_dropped_check = now;
 }
 
-int ingero_recorder_poll(struct ingero_recorder *r, int final)
+/*
+ * Reads the pages the CPUs have and handles their events up to watermark
+ * (less where a CPU's pool filled up); 1 when a pool filled up and events
+ * were handled, so that a further round reads on.
+ */
+static int read_and_merge(struct ingero_recorder *r, uint64_t watermark)
 {
-	uint64_t now = ingero_now_ns();
-	uint64_t watermark = final ? UINT64_MAX : now - WATERMARK_SLACK_NS;
 	struct cpu_reader *c;
-	int i;
+	int i, full = 0, handled = 0;
 
-	pthread_mutex_lock(&r->lock);
 	for (i = 0; i < r->ncpus; i++) {
 		uint64_t cap;
 
@@ -1057,6 +1059,8 @@ int ingero_recorder_poll(struct ingero_recorder *r, int final)
 		if (!c->tcpu)
 			continue;
 		cap = read_cpu(r, c);
+		if (cap != UINT64_MAX)
+			full = 1;
 		if (cap < watermark)
 			watermark = cap;
 		if (!c->rec)
@@ -1066,7 +1070,22 @@ int ingero_recorder_poll(struct ingero_recorder *r, int final)
 		handle(r, c->rec, c->rec_ts, c->cpu);
 		c->last_ts = c->rec_ts;
 		advance(r, c, 0);
+		handled = 1;
 	}
+	return full && handled;
+}
+
+int ingero_recorder_poll(struct ingero_recorder *r, int final)
+{
+	uint64_t now = ingero_now_ns();
+
+	pthread_mutex_lock(&r->lock);
+	if (final)
+		/* the end: all the kernel holds, however far behind the reading is */
+		while (read_and_merge(r, UINT64_MAX))
+			;
+	else
+		read_and_merge(r, now - WATERMARK_SLACK_NS);
 	if (final || now - r->last_dropped_check >= DROPPED_CHECK_NS)
 		check_dropped(r, final ? r->last_ts : now);
 	pthread_mutex_unlock(&r->lock);

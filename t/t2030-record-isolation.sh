@@ -46,4 +46,13 @@ test_expect_success TRACEFS 'a buffer too small for a burst: the losses are in t
 	test $(jq .lost_events.total lost.json) -gt 0
 '
 
+test_expect_success TRACEFS 'events that piled up while ingero could not read are all in the trace' '
+	# stopped, ingero lets about 10 MB gather on one CPU: more than it reads at once, less than the buffer
+	ingero record -q -b 32768 -o late.ing.zst -- sh -c "taskset -c 0 \"$WORKLOADS/launch\" -d 100000 >/dev/null &
+		sleep 0.05; kill -STOP \$PPID; wait; kill -CONT \$PPID" 2>err &&
+	ingero analyze --json late.ing.zst >late.json &&
+	test "$(jq .lost_events.total late.json)" = 0 &&
+	test_api_calls late.ing.zst cuLaunchKernel 100000
+'
+
 test_done
