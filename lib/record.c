@@ -1078,14 +1078,12 @@ static int read_and_merge(struct ingero_recorder *r, uint64_t watermark)
 int ingero_recorder_poll(struct ingero_recorder *r, int final)
 {
 	uint64_t now = ingero_now_ns();
+	uint64_t watermark = final ? UINT64_MAX : now - WATERMARK_SLACK_NS;
 
 	pthread_mutex_lock(&r->lock);
-	if (final)
-		/* the end: all the kernel holds, however far behind the reading is */
-		while (read_and_merge(r, UINT64_MAX))
-			;
-	else
-		read_and_merge(r, now - WATERMARK_SLACK_NS);
+	/* round after round while the pools fill up: behind after a stall, the reading catches up at once */
+	while (read_and_merge(r, watermark))
+		;
 	if (final || now - r->last_dropped_check >= DROPPED_CHECK_NS)
 		check_dropped(r, final ? r->last_ts : now);
 	pthread_mutex_unlock(&r->lock);
