@@ -189,7 +189,7 @@ static void close_from(int fd)
  */
 static void keep(int fd)
 {
-	int null = open("/dev/null", O_RDWR), probes;
+	int null, probes;
 	char c;
 
 	signal(SIGINT, SIG_IGN);
@@ -198,12 +198,13 @@ static void keep(int fd)
 	signal(SIGQUIT, SIG_IGN);
 	signal(SIGPIPE, SIG_IGN);
 	prctl(PR_SET_NAME, KEEPER_NAME);
-	/* no terminal, pipe or file of ingero's stays open: nothing waits for the keeper */
+	/* the pipe on 3, /dev/null on 0-2 and nothing else: no terminal, pipe or file of ingero's stays open */
+	if (fd != 3)
+		dup2(fd, 3);
+	null = open("/dev/null", O_RDWR);
 	dup2(null, 0);
 	dup2(null, 1);
 	dup2(null, 2);
-	if (fd != 3)
-		dup2(fd, 3);
 	close_from(4);
 	while (read(3, &c, 1) > 0 || errno == EINTR)
 		;
