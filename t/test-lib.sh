@@ -15,7 +15,6 @@ BUILD_DIR=${INGERO_BUILD_DIR:-$SRC_DIR}
 WORKLOADS=$BUILD_DIR/t/workloads/bin
 PATH=$BUILD_DIR:$PATH
 export PATH WORKLOADS SRC_DIR BUILD_DIR
-. "$TEST_DIRECTORY/lib-keepers.sh"
 
 verbose= immediate= trace=
 for arg; do
@@ -159,6 +158,26 @@ test_json() {
 test_within() {
 	awk -v a="$1" -v b="$2" -v p="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b != 0 && d * 100 <= p * b) }' ||
 		{ echo "test_within: $1 is not within $3% of $2" >&2; return 1; }
+}
+
+# The keepers of SIGKILLed ingeros: each ingero-cleanup whose ingero is gone
+# is still removing its session from the kernel (grace periods, tens of ms a
+# uprobe event). Prints their parents' pids.
+keepers_at_work() {
+	ps -eo ppid=,stat=,comm= | awk '$3 == "ingero-cleanup" && $2 !~ /^Z/ { print $1 }' |
+		while read -r ppid; do
+			[ "$(cat /proc/$ppid/comm 2>/dev/null)" = ingero ] || echo "$ppid"
+		done
+}
+
+# Waits until they are done, 30 s at most; 1 if some are not.
+wait_keepers() {
+	local i
+	for ((i = 0; i < 3000; i++)); do
+		[ -z "$(keepers_at_work)" ] && return 0
+		sleep 0.01
+	done
+	return 1
 }
 
 # Whether pid is a process that has not ended (a zombie has).
