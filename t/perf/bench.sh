@@ -65,6 +65,8 @@ have() { command -v "$1" >/dev/null; }
 	{ echo "bench: 'ingero record' failed:" >&2; cat "$w/probes.err" >&2; exit 1; }
 ipid=$(head -1 "$w/ingero-probes")
 sed '1,/^--$/d' "$w/ingero-probes" | grep -E '^(sched|task):' | tr : / >"$w/sched-events"
+sched_bare=()	# bench-bare's options for ingero's scheduler events
+while read -r ev; do sched_bare+=(-e "$ev"); done <"$w/sched-events"
 grep -E "^[pr]:ingero_$ipid/[^ ]+ ($LIB|$RT):" "$w/ingero-probes" | sed "s,^\\([pr]\\):ingero_$ipid/,\\1:$G/," >"$w/our-probes"
 off=$("$bin/bench-bare" offset "$LIB" cuLaunchKernel) || exit 1
 LE=$(grep -iE "^p:$G/[^ ]+ $LIB:0x0*${off#0x} " "$w/our-probes" | sed 's,^p:[^/]*/\([^ ]*\).*,\1,')
@@ -459,8 +461,6 @@ wait_instance() { # pid: until its instance traces (named after its keeper, a ch
 }
 sched_run() {
 	local pipe=(taskset -c 0 perf bench sched pipe -l $SCHED_LOOPS) sw=
-	local sched_bare=()
-	while read -r ev; do sched_bare+=(-e "$ev"); done <"$w/sched-events"
 	rm -f "$w/sched.out" "$w/sched.ing.zst"*
 	case $1 in
 	none) "${pipe[@]}" >"$w/sched.out" 2>&1 && sw=nocheck ;;
@@ -523,13 +523,16 @@ say ""
 echo "bench: figure 6, at $(elapsed)" >&2
 # ==== 6. start-up ====
 # With and without probes: removing each uprobe event waits for the kernel's grace periods.
-start_who="bare ingero ingero-probed perf trace-cmd bpftrace-hist"
+# The floor of 'record -- true' is bench-bare with ingero's scheduler events: the same
+# instance, clock, buffers and pid filter, set up and removed in the fewest steps.
+start_who="bare-sched ingero bare ingero-probed perf trace-cmd bpftrace-hist"
 [ $quick = 1 ] || start_who="$start_who ingero-all-sets"
 : >"$w/start"
 start_run() {
 	rm -f "$w/t" "$w/s.ing.zst"*
 	case $1 in
 	bare) "$bin/bench-time" -o "$w/t" -- "$bin/bench-bare" -e "$G/$LE" -e "$G/$LR" -- true 2>/dev/null ;;
+	bare-sched) "$bin/bench-time" -o "$w/t" -- "$bin/bench-bare" "${sched_bare[@]}" -- true 2>/dev/null ;;
 	ingero) "$bin/bench-time" -o "$w/t" -- "$ingero" record -q -o "$w/s.ing.zst" -- true ;;
 	ingero-probed) "$bin/bench-time" -o "$w/t" -- "$ingero" record -q -o "$w/s.ing.zst" -- \
 		env LD_LIBRARY_PATH="$bin" "$DRV" loop 1 ;;
@@ -556,6 +559,7 @@ for who in $start_who; do
 	name=$(label $who)
 	[ $who = ingero-all-sets ] && name="ingero -e all"
 	[ $who = ingero-probed ] && name="ingero -- a launch (6 uprobe events)"
+	[ $who = bare-sched ] && name="kernel, ingero's scheduler events"
 	peer_ok $who || { say "$(printf '%-38s %s' "$name" "skipped: $(why_skipped $who)")"; continue; }
 	read -r med lo hi runs st <<<"$(summarise "$w/start" $who)"
 	[ "$med" = - ] && { say "$(printf '%-38s %s' "$name" "FAILED")"; failed=1; continue; }
@@ -563,7 +567,8 @@ for who in $start_who; do
 	emit "{\"figure\":\"startup\",\"contender\":\"$who\",\"runs\":$runs,\"median_ns\":$med,\"min_ns\":$lo,\"max_ns\":$hi}"
 done
 read -r ing _ <<<"$(summarise "$w/start" ingero)"
-say "goal: ingero record -- true < 150 ms: $(awk -v i="$ing" 'BEGIN { if (i == "-") print "not measured"; else printf "%.0f ms, %s", i / 1e6, i < 150e6 ? "met" : "NOT met" }')"
+read -r floor _ <<<"$(summarise "$w/start" bare-sched)"
+say "goal: ingero record -- true < 150 ms: $(awk -v i="$ing" -v f="$floor" 'BEGIN { if (i == "-") print "not measured"; else printf "%.0f ms, %s (the kernel'"'"'s own steps: %s)", i / 1e6, i < 150e6 ? "met" : "NOT met", f == "-" ? "not measured" : sprintf("%.0f ms", f / 1e6) }')"
 say ""
 
 echo "bench: figure 7, at $(elapsed)" >&2
