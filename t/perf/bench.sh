@@ -6,18 +6,21 @@
 set -u
 export LC_ALL=C
 
-quick=0 out= bin= ingero=
+quick=0 out= bin= ingero= rounds=
+usage="usage: bench.sh [--quick] [--rounds N] --out DIR --bin DIR --ingero PATH"
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) quick=1 ;;
+	--rounds) rounds=$2; shift ;;
 	--out) out=$2; shift ;;
 	--bin) bin=$2; shift ;;
 	--ingero) ingero=$2; shift ;;
-	*) echo "usage: bench.sh [--quick] --out DIR --bin DIR --ingero PATH" >&2; exit 129 ;;
+	*) echo "$usage" >&2; exit 129 ;;
 	esac
 	shift
 done
-[ -n "$out" ] && [ -n "$bin" ] && [ -n "$ingero" ] || { echo "usage: bench.sh [--quick] --out DIR --bin DIR --ingero PATH" >&2; exit 129; }
+[ -n "$out" ] && [ -n "$bin" ] && [ -n "$ingero" ] || { echo "$usage" >&2; exit 129; }
+case $rounds in ''|[1-9]|[1-9][0-9]) ;; *) echo "bench: --rounds takes 1 to 99" >&2; exit 129 ;; esac
 bin=$(cd "$bin" && pwd) && ingero=$(cd "$(dirname "$ingero")" && pwd)/$(basename "$ingero") || exit 1
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/bench-lib.sh"
@@ -30,6 +33,7 @@ if [ $quick = 1 ]; then
 else
 	ROUNDS=5 CALLS=200000 RATES="100000 200000 400000 max" RATE_CALLS= MIX="2500 4 24" SCHED_LOOPS=200000 SETS=
 fi
+ROUNDS=${rounds:-$ROUNDS}
 
 mkdir -p "$out" && out=$(cd "$out" && pwd) || exit 1
 w=$(mktemp -d "$out/work.XXXXXX") || exit 1
