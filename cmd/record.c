@@ -263,6 +263,31 @@ static void on_mapped(const char *path, pid_t pid, void *ctx)
 	ingero_recorder_probe_lib(ctx, path, pid);
 }
 
+/*
+ * Every library named with --lib must be an ELF file with a symbol of the
+ * sets asked for: a wrong path is said before anything is set up.
+ */
+static void check_libs(const struct ingero_strlist *libs, const struct ingero_api *apis, size_t napis,
+		       const uint8_t *enabled)
+{
+	uint64_t *offsets = calloc(napis, sizeof(*offsets));
+	char build_id[128];
+	size_t i, k;
+
+	if (!offsets)
+		die("out of memory");
+	for (i = 0; i < libs->nr; i++) {
+		if (ingero_lib_resolve(libs->items[i], apis, napis, offsets, build_id, sizeof(build_id)) < 0)
+			exit(1);
+		for (k = 0; k < napis && !(enabled[k] && offsets[k]); k++)
+			;
+		if (k == napis)
+			die("--lib '%s' has none of the symbols of the probe sets asked for (see 'ingero probes --lib %s')",
+			    libs->items[i], libs->items[i]);
+	}
+	free(offsets);
+}
+
 static void probe_list(struct ingero_recorder *r, const struct ingero_strlist *l, pid_t pid)
 {
 	size_t i;
@@ -522,6 +547,7 @@ int cmd_record(int argc, const char **argv)
 		die("the buffer size must be a positive number of KiB");
 	apis = recorded_apis(o.with_returns, &napis);
 	enabled = enabled_apis(o.sets, apis, napis);
+	check_libs(&o.libs, apis, napis, enabled);
 	if (argc && command_path(argv[0], exe, sizeof(exe))) {
 		error("cannot run '%s': command not found", argv[0]);
 		exit(127);

@@ -30,7 +30,9 @@ static int check_access(const char **dir)
 		return error("tracefs is not mounted and could not be mounted (mount -t tracefs nodev /sys/kernel/tracing)");
 	snprintf(path, sizeof(path), "%s/uprobe_events", *dir);
 	if (access(path, W_OK))
-		return error("this kernel has no uprobe events ('%s' missing: CONFIG_UPROBE_EVENTS)", path);
+		return errno == ENOENT ?
+			error("this kernel has no uprobe events ('%s' missing: CONFIG_UPROBE_EVENTS)", path) :
+			error_errno("cannot write '%s'", path);
 	return 0;
 }
 

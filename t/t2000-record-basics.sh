@@ -40,6 +40,31 @@ test_expect_success TRACEFS 'an output that cannot be created: one line, nothing
 	test_line_count = 0 left
 '
 
+test_expect_success 'a --lib that is missing, not ELF, or without the sets'"'"' symbols: one line, exit 1' '
+	test_expect_code 1 ingero record -o t.ing.zst --lib /nonexistent/libcudart.so -- true 2>err &&
+	test_line_count = 1 err &&
+	grep -q "cannot open ./nonexistent/libcudart.so." err &&
+	echo "not a library" >fake.so &&
+	test_expect_code 1 ingero record -o t.ing.zst --lib fake.so -- true 2>err &&
+	test_line_count = 1 err &&
+	grep -q "not an ELF file" err &&
+	test_expect_code 1 ingero record -o t.ing.zst --lib "$WORKLOADS/liblate.so" -- true 2>err &&
+	test_line_count = 1 err &&
+	grep -q "liblate.so. has none of the symbols" err &&
+	test_expect_code 1 ingero record -o t.ing.zst -e launch --lib "$WORKLOADS/libcudart.so.13" -- true 2>err &&
+	grep -q "libcudart.so.13. has none of the symbols" err &&
+	test ! -e t.ing.zst
+'
+
+test_expect_success TRACEFS 'uprobe_events not writable: one line naming it, nothing left behind' '
+	test_expect_code 1 unshare -m sh -c "mount --bind -o ro $TRACING_DIR/uprobe_events $TRACING_DIR/uprobe_events &&
+		ingero record -o t.ing.zst -- true" 2>err &&
+	test_line_count = 1 err &&
+	grep -q "cannot write .$TRACING_DIR/uprobe_events.: Read-only file system" err &&
+	ingero_kernel_leftovers >left &&
+	test_line_count = 0 left
+'
+
 test_expect_success TRACEFS 'not root: names the capability, leaves nothing' '
 	test_must_fail setpriv --reuid=65534 --regid=65534 --clear-groups ingero record -o /tmp/ingero-nobody.$$ -- true 2>err &&
 	grep -q "CAP_SYS_ADMIN" err &&

@@ -39,6 +39,14 @@ test_expect_success TRACEFS 'tracefs under /sys/kernel/debug/tracing works as we
 	test_api_calls dbg.ing.zst cudaMalloc 25
 '
 
+test_expect_success TRACEFS 'tracefs not mounted at all: ingero mounts it, as perf and trace-cmd do' '
+	unshare -m sh -c "umount /sys/kernel/tracing 2>/dev/null; umount /sys/kernel/debug/tracing 2>/dev/null;
+		! grep -q \" tracefs \" /proc/mounts &&
+		ingero record -q -o unmounted.ing.zst -- \"$WORKLOADS/alloc-free\" 35 &&
+		grep -q \" tracefs \" /proc/mounts" >out &&
+	test_api_calls unmounted.ing.zst cudaMalloc 35
+'
+
 test_expect_success TRACEFS 'a buffer too small for a burst: the losses are in the trace and the summary' '
 	ingero record -b 4 -o lost.ing.zst -- "$WORKLOADS/launch" -d 200000 >/dev/null 2>err &&
 	grep -E "[1-9][0-9]* lost \(cpu" err &&
