@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -320,21 +321,44 @@ static int remember_probe(struct ingero_session *s, struct tracefs_dynevent *ev)
 	return 0;
 }
 
+/*
+ * The kernel splits a probe line at white space: a file whose path has some
+ * is named through a descriptor of ingero's, which the kernel resolves when
+ * the line is written. -1 with an error said; fd is -1 when none was needed.
+ */
+static int probe_file(const char *path, char *alias, size_t size, int *fd)
+{
+	*fd = -1;
+	if (!strpbrk(path, " \t\n"))
+		return snprintf(alias, size, "%s", path) < (int)size ? 0 : error("path too long: '%s'", path);
+	*fd = open(path, O_PATH | O_CLOEXEC);
+	if (*fd < 0)
+		return error_errno("cannot open '%s'", path);
+	snprintf(alias, size, "/proc/self/fd/%d", *fd);
+	return 0;
+}
+
 int ingero_session_add_uprobe(struct ingero_session *s, const char *name, const char *path,
 			      unsigned long long offset, const char *fetchargs, int is_return)
 {
-	struct tracefs_dynevent *ev = is_return ?
-		tracefs_uretprobe_alloc(s->group, name, path, offset, fetchargs) :
-		tracefs_uprobe_alloc(s->group, name, path, offset, fetchargs);
-	int joins;
+	struct tracefs_dynevent *ev;
+	char file[PATH_MAX];
+	int joins, fd, err;
 
-	if (!ev)
-		return error_errno("cannot describe uprobe '%s' at %s:%#llx", name, path, offset);
+	if (probe_file(path, file, sizeof(file), &fd))
+		return -1;
+	ev = is_return ? tracefs_uretprobe_alloc(s->group, name, file, offset, fetchargs) :
+			 tracefs_uprobe_alloc(s->group, name, file, offset, fetchargs);
 	joins = s->nprobes && !strcmp(s->last_probe, name);
-	if (tracefs_dynevent_create(ev)) {
+	err = !ev ? error_errno("cannot describe uprobe '%s' at %s:%#llx", name, path, offset) :
+	      tracefs_dynevent_create(ev) ?
+	      error("the kernel refused uprobe '%s/%s' at %s:%#llx (%s): see %s/error_log",
+		    s->group, name, path, offset, fetchargs, tracefs_tracing_dir()) : 0;
+	if (fd >= 0)
+		close(fd);
+	if (err) {
 		tracefs_dynevent_free(ev);
-		return error("the kernel refused uprobe '%s/%s' at %s:%#llx (%s): see %s/error_log",
-			     s->group, name, path, offset, fetchargs, tracefs_tracing_dir());
+		return -1;
 	}
 	/* Removing an event removes every probe that joined it: one handle is enough. */
 	if (joins) {

@@ -139,4 +139,31 @@ test_expect_success TRACEFS 'a library named with --lib is probed, once however 
 	test_api_calls b.ing.zst cudaMalloc 7
 '
 
+test_expect_success TRACEFS 'a runtime in a folder whose name has a space' '
+	mkdir "rt dir" &&
+	cp "$WORKLOADS/libcudart.so.13" "$WORKLOADS/libcuda.so.1" "rt dir/" &&
+	LD_LIBRARY_PATH="$PWD/rt dir" ingero record -q -o space.ing.zst -- "$WORKLOADS/alloc-free" 13 >out &&
+	test_api_calls space.ing.zst cudaMalloc 13 &&
+	test_api_calls space.ing.zst cuMemFree_v2 13 &&
+	ingero info space.ing.zst >info &&
+	grep -q "rt dir/libcudart.so.13 pid" info
+'
+
+# How many runtime symbols the default sets want, from the listing of 'ingero probes'.
+default_runtime_symbols() {
+	ingero probes | awk '/^[a-z-]+ \(/ { on = /\(default\)/ } on && $1 == "cudart:" { n += NF - 1 } END { print n }'
+}
+
+test_expect_success TRACEFS 'a runtime without some wanted symbols: they are counted and named in one warning' '
+	printf "int cudaMalloc(void **p, unsigned long n) { *p = 0; return n ? 0 : 1; }\n" >partial.c &&
+	printf "int cudaFree(void *p) { return p != 0; }\n" >>partial.c &&
+	${CC:-cc} -shared -fPIC -o libpartial.so partial.c &&
+	want=$(($(default_runtime_symbols) - 2)) &&
+	test "$want" -gt 8 &&
+	ingero record -q -o p.ing.zst --lib "$PWD/libpartial.so" -- true 2>err &&
+	grep -q "libpartial.so lacks $want wanted symbol(s): cudaMallocAsync, " err &&
+	ingero record -q -o q.ing.zst --lib "$WORKLOADS/libcudart.so.13" -- true 2>err &&
+	! grep -q lacks err
+'
+
 test_done
