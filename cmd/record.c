@@ -316,8 +316,9 @@ static void probe_mapped(struct ingero_recorder *r, const pid_t *pids, size_t n)
 	}
 }
 
-static size_t parse_pids(const char *list, pid_t **out)
+static size_t parse_pids(const char *arg, pid_t **out)
 {
+	const char *list = arg;
 	size_t n = 0;
 	pid_t *pids = NULL;
 
@@ -325,8 +326,10 @@ static size_t parse_pids(const char *list, pid_t **out)
 		char *end;
 		long v = strtol(list, &end, 10);
 
-		if (end == list || v <= 0 || (*end && *end != ','))
-			die("'%s' is not a list of pids", list);
+		if (end == list || v <= 0 || v > INT_MAX || (*end && *end != ',')) {
+			error("-p wants pids separated by commas, not '%s'", arg);
+			exit(129);
+		}
 		if (kill(v, 0) && errno == ESRCH)
 			die("no process %ld", v);
 		pids = realloc(pids, (n + 1) * sizeof(*pids));
@@ -543,8 +546,10 @@ int cmd_record(int argc, const char **argv)
 		error("give a command, -p PID or -a (one of them)");
 		usage_with_options(record_usage, options, 1);
 	}
-	if (o.buffer_kb <= 0)
-		die("the buffer size must be a positive number of KiB");
+	if (o.buffer_kb <= 0) {
+		error("the buffer size must be a positive number of KiB");
+		usage_with_options(record_usage, options, 1);
+	}
 	apis = recorded_apis(o.with_returns, &napis);
 	enabled = enabled_apis(o.sets, apis, napis);
 	check_libs(&o.libs, apis, napis, enabled);

@@ -737,6 +737,10 @@ struct ingero_reader *ingero_reader_open_fd(int fd, const char *name)
 		goto fail;
 	}
 	r->size = r->data_end = (uint64_t)st.st_size;
+	if (S_ISDIR(st.st_mode)) {
+		error("'%s' is a directory", name);
+		goto fail;
+	}
 	if (!r->size) {
 		error("'%s' is empty", name);
 		goto fail;

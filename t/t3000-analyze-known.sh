@@ -97,7 +97,11 @@ test_expect_success 'usage errors exit 129, a missing or damaged file 1' '
 	test_expect_code 1 ingero analyze nothing-here.ing.zst 2>err &&
 	grep -q "nothing-here.ing.zst" err &&
 	head -c 100 known.ing.zst >short.ing.zst &&
-	test_expect_code 1 ingero analyze short.ing.zst
+	test_expect_code 1 ingero analyze short.ing.zst &&
+	mkdir dir.ing.zst &&
+	test_expect_code 1 ingero analyze dir.ing.zst 2>err &&
+	test_line_count = 1 err &&
+	grep -q "dir.ing.zst. is a directory" err
 '
 
 test_expect_success '--help lists the options that the man page documents' '
