@@ -126,6 +126,41 @@ test_expect_success TRACEFS '-p: recording ends by itself once the process has e
 	test_api_calls e.ing.zst cudaMalloc 10
 '
 
+# The pids of the calls of an API in a dump's call lines, each once.
+pids_of() {
+	sed -n "s/.* api=$1 .* pid=\([0-9]*\).*/\1/p" | sort -u
+}
+
+# Waits until the recording rec (pid) has its probes in place and is tracing.
+wait_tracing() {
+	local i keeper
+	for i in $(seq 200); do
+		keeper=$(pgrep -P $1 -x ingero-cleanup) &&
+			[ "$(cat "$TRACING_DIR/instances/ingero-$keeper/tracing_on" 2>/dev/null)" = 1 ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+test_expect_success TRACEFS '-a: processes started apart from ingero, each call of each' '
+	ingero record -q -a --lib "$WORKLOADS/libcudart.so.13" --lib "$WORKLOADS/libcuda.so.1" -o all.ing.zst &
+	rec=$! &&
+	test_when_finished "kill -9 $rec 2>/dev/null; true" &&
+	wait_tracing $rec &&
+	"$WORKLOADS/alloc-free" 17 >out1 &&
+	"$WORKLOADS/launch" 23 >out2 &&
+	kill -INT $rec &&
+	{ wait $rec || :; } &&
+	test_api_calls all.ing.zst cudaMalloc 17 &&
+	test_api_calls all.ing.zst cuLaunchKernel 23 &&
+	ingero dump --stream call all.ing.zst >calls &&
+	pids_of cudaMalloc <calls >alloc.pids &&
+	pids_of cuLaunchKernel <calls >launch.pids &&
+	test_line_count = 1 alloc.pids &&
+	test_line_count = 1 launch.pids &&
+	! cmp -s alloc.pids launch.pids
+'
+
 test_expect_success TRACEFS 'the runtime linked into the executable, found through .symtab' '
 	ingero record -q -o s.ing.zst -- "$WORKLOADS/static-rt" 30 >out &&
 	test_api_calls s.ing.zst cudaMalloc 30 &&
