@@ -14,6 +14,8 @@
  */
 #define HIGH_SHARE 0.10
 #define MEDIUM_SHARE 0.02
+/* A chain whose cause is not interference still names the neighbour above this share of its slow calls' time. */
+#define ALSO_RUNNABLE_PCT 10
 
 static const char *const cause_names[INGERO_NR_CAUSES] = {
 	[INGERO_CAUSE_PREEMPTED] = "preempted",
@@ -258,6 +260,36 @@ static void chain_culprits(struct ingero_analysis *a, struct ingero_analysis_cha
 	ch->cpu = ch->nculprits && ch->culprits[0].cpus ? __builtin_ctzll(ch->culprits[0].cpus) : -1;
 }
 
+/* The percentage of the slow calls' time spent in the given split. */
+static int slow_pct(const struct ingero_analysis_chain *ch, enum ingero_split split)
+{
+	uint64_t total = 0;
+	int i;
+
+	for (i = 0; i < INGERO_NR_SPLITS; i++)
+		total += ch->slow_split_ns[i];
+	return total ? (int)(100 * ch->slow_split_ns[split] / total) : 0;
+}
+
+static int is_interference(uint32_t cause)
+{
+	return cause == INGERO_CAUSE_PREEMPTED || cause == INGERO_CAUSE_DELAYED;
+}
+
+/* Which of the two kinds of interference took more of the slow calls' time. */
+static enum ingero_cause runnable_cause(const struct ingero_analysis_chain *ch)
+{
+	return ch->slow_split_ns[INGERO_SPLIT_PREEMPTED] >= ch->slow_split_ns[INGERO_SPLIT_WAIT] ?
+		INGERO_CAUSE_PREEMPTED : INGERO_CAUSE_DELAYED;
+}
+
+/* Whether a chain of another cause lost enough of its slow calls' time to a culprit to name it too. */
+static int also_interfered(const struct ingero_analysis_chain *ch)
+{
+	return !is_interference(ch->cause) && ch->nculprits && ch->culprits[0].slow_calls &&
+	       slow_pct(ch, INGERO_SPLIT_PREEMPTED) + slow_pct(ch, INGERO_SPLIT_WAIT) >= ALSO_RUNNABLE_PCT;
+}
+
 static void chain_summary(struct ingero_analysis *a, struct ingero_analysis_chain *ch)
 {
 	const char *name = a->opts.apis[ch->api].name;
@@ -306,18 +338,26 @@ static void chain_summary(struct ingero_analysis *a, struct ingero_analysis_chai
 			     PCT(INGERO_SPLIT_BLOCKED));
 		if (n > 0 && (size_t)n < len && ch->waker.tid)
 			n += snprintf(s + n, len - n, ", woken by %s (pid %u)", ch->waker.comm, ch->waker.pid);
-		if (n > 0 && (size_t)n < len && ch->cause == INGERO_CAUSE_GPU_WAIT)
+		if (n > 0 && (size_t)n < len && ch->cause == INGERO_CAUSE_GPU_WAIT && !also_interfered(ch))
 			n += snprintf(s + n, len - n, "; waiting, not interference");
 		break;
 	case INGERO_CAUSE_ONCPU:
-		n = snprintf(s, len, "%s ran on CPU %d%% of their time: the call's own work, not interference",
-			     slow, PCT(INGERO_SPLIT_ONCPU));
+		n = snprintf(s, len, "%s ran on CPU %d%% of their time%s", slow, PCT(INGERO_SPLIT_ONCPU),
+			     also_interfered(ch) ? "" : ": the call's own work, not interference");
 		break;
 	default:
 		n = snprintf(s, len, "%d%% of the time of the %llu slow calls (>= %s) is not covered by the "
 			     "scheduling history (lost events)", PCT(INGERO_SPLIT_UNKNOWN),
 			     (unsigned long long)ch->slow_calls, from);
 		break;
+	}
+	if (n > 0 && (size_t)n < len && also_interfered(ch)) {
+		ingero_analysis_fmt_ns(each, sizeof(each), c->slow_ns / c->slow_calls);
+		n += snprintf(s + n, len - n, "; and %llu of them %s %s on CPU %d by %s (pid %u%s), %s each",
+			      (unsigned long long)c->slow_calls, c->slow_calls == 1 ? "was" : "were",
+			      runnable_cause(ch) == INGERO_CAUSE_PREEMPTED ? "preempted" :
+			      "kept off the CPU after their wakeup", ch->cpu, c->task.comm, c->task.pid,
+			      c->task.traced ? ", a traced thread" : "", each);
 	}
 #undef PCT
 	if (n > 0 && (size_t)n < len && ch->slow_lossy)
@@ -336,11 +376,6 @@ static uint32_t severity_of(const struct ingero_analysis *a, const struct ingero
 	share = a->traced_ns ? (double)(taken < ch->cost_ns ? taken : ch->cost_ns) / a->traced_ns : 0;
 	return share >= HIGH_SHARE ? INGERO_SEVERITY_HIGH :
 		share >= MEDIUM_SHARE ? INGERO_SEVERITY_MEDIUM : INGERO_SEVERITY_LOW;
-}
-
-static int is_interference(uint32_t cause)
-{
-	return cause == INGERO_CAUSE_PREEMPTED || cause == INGERO_CAUSE_DELAYED;
 }
 
 /*
@@ -396,10 +431,11 @@ static int chain_of(struct ingero_analysis *a, const struct ingero_analysis_api 
 	/* Runnable while the CPU idled (waking from a deep C-state) is nobody's interference. */
 	if (all_calls && ch->taken_ns < MEDIUM_SHARE * a->traced_ns)
 		return 0;
-	if (is_interference(ch->cause) && ch->nculprits && ch->culprits[0].task.traced)
+	/* Where a neighbour took much of the slow calls' time, moving it is the remedy on the CPU's side. */
+	if ((is_interference(ch->cause) || also_interfered(ch)) && ch->culprits[0].task.traced)
 		ch->remedy = own_threads_remedy;
 	else
-		ch->remedy = remedies[ch->cause];
+		ch->remedy = remedies[also_interfered(ch) ? runnable_cause(ch) : ch->cause];
 	/* Interference costs what the culprits took, even where they slowed every call alike. */
 	ch->cost_ns = all_calls ? ch->taken_ns : row->excess_ns;
 	if (is_interference(ch->cause) && ch->taken_ns > ch->cost_ns)

@@ -81,6 +81,20 @@ test_expect_success TRACEFS 'the sleeping sync is blocked, woken by stub-gpu, an
 		select(.cause != \"gpu-wait\" and .severity != \"low\")] | length" 0
 '
 
+# make demo: copies and syncs that wait for the GPU, beside a hog of the same priority on their CPU.
+test_expect_success TRACEFS 'the demo beside a hog: a chain names it, and none calls preempted calls not interference' '
+	taskset -c 0 "$WORKLOADS/analyze-hog" 60 >demo-hog.out &
+	dhog=$! &&
+	test_when_finished "kill $dhog" &&
+	ingero record -q -o demo.ing.zst -- "$WORKLOADS/demo" >demo.out &&
+	ingero analyze --json demo.ing.zst >demo.json &&
+	jq -c ".chains[] | {api, cause, summary, slow_split}" demo.json &&
+	test_json demo.json "[.chains[] | select(.culprits[0].comm == \"hog\" and .culprits[0].pid == $dhog)] | length > 0" true &&
+	test_json demo.json "[.chains[] | select(.summary | test(\"not interference\")) | .slow_split |
+		select((.preempted_ns + .wait_ns) * 100 >= 12 * (.oncpu_ns + .preempted_ns + .blocked_ns + .wait_ns + .unknown_ns))] |
+		length" 0
+'
+
 test_expect_success TRACEFS 'allocations: exact peak, live bytes at the end and the unfreed list' '
 	test_json calm.json .memory.peak_bytes "$(field mem.out peak)" &&
 	test_json calm.json .memory.live_bytes_end "$(field mem.out live)" &&

@@ -307,7 +307,7 @@ static void test_sync_sleep(void)
 	ok(c, "one slow sync: a chain");
 	if (!c)
 		return;
-	is_u64(c->cause, INGERO_CAUSE_GPU_WAIT, "it waited for the GPU: not interference");
+	is_u64(c->cause, INGERO_CAUSE_GPU_WAIT, "it waited for the GPU most");
 	is_u64(c->severity, INGERO_SEVERITY_INFO, "info");
 	is_u64(c->waker.tid, 400, "woken by the GPU thread");
 	is_u64(c->slow_split_ns[INGERO_SPLIT_BLOCKED], 695000, "blocked 695 us");
@@ -317,7 +317,29 @@ static void test_sync_sleep(void)
 	is_u64(c->culprits[0].ns, 200000, "200 us of it");
 	is_u64(r->interferers[0].delays, 1, "one delayed wakeup");
 	is_u64(r->interferers[0].preemptions, 0, "no preemption");
-	ok(strstr(c->summary, "woken by gpu (pid 400); waiting, not interference") != NULL, "verdict: %s", c->summary);
+	/* 200 of the 950 us were the wakeup's delay: the verdict names it rather than clearing the neighbour */
+	ok(strstr(c->summary, "woken by gpu (pid 400); and 1 of them was kept off the CPU after their wakeup "
+		  "on CPU 0 by journald (pid 300), 200 us each") != NULL, "verdict: %s", c->summary);
+	ok(!strstr(c->summary, "not interference"), "not cleared as no interference");
+	ok(strstr(c->remedy, "waited for a busy CPU") != NULL, "remedy: %s", c->remedy);
+
+	/* The same slow sync woken at once: it only waited for the GPU. */
+	sw(t0 - 1000, 0, 0, 0, 101);
+	sw(t0 - 1000, 1, 0, 0, 400);
+	for (i = 0; i < 10; i++) {
+		uint64_t ts = t0 + i * 1000000, woken = ts + (i == 3 ? 900000 : 90000);
+
+		sw(ts + 5000, 0, 101, INGERO_STATE_SLEEPING, 0);
+		wake(woken, 1, 400, 101, 0);
+		sw(woken + 3000, 0, 0, 0, 101);
+		call(SYNC, 101, ts, woken + 10000, 0, 0, 0, 0, 0);
+	}
+	r = run();
+	c = r->nchains ? &r->chains[0] : NULL;
+	ok(c && c->cause == INGERO_CAUSE_GPU_WAIT, "the slow sync waited for the GPU");
+	ok(c && strstr(c->summary, "woken by gpu (pid 400); waiting, not interference") != NULL,
+	   "verdict: %s", c ? c->summary : "none");
+	ok(c && strstr(c->remedy, "nothing to fix on the CPU") != NULL, "remedy: %s", c ? c->remedy : "none");
 }
 
 /* Two tasks share the CPU while the thread is runnable: each is blamed for its overlap only. */
