@@ -55,9 +55,11 @@ test_expect_success TRACEFS 'a buffer too small for a burst: the losses are in t
 '
 
 test_expect_success TRACEFS 'events that piled up while ingero could not read are all in the trace' '
-	# stopped, ingero lets about 10 MB gather on one CPU: more than it reads at once, less than the buffer
+	# stopped, ingero lets about 10 MB gather on one CPU: more than it reads at once, less than the buffer;
+	# it is stopped once launch has mapped its libraries, as their loads wait for ingero to probe them
 	ingero record -q -b 32768 -o late.ing.zst -- sh -c "taskset -c 0 \"$WORKLOADS/launch\" -d 100000 >/dev/null &
-		sleep 0.05; kill -STOP \$PPID; wait; kill -CONT \$PPID" 2>err &&
+		until grep -q libcuda.so.1 /proc/\$!/maps && grep -q libc.so.6 /proc/\$!/maps; do sleep 0.001; done
+		kill -STOP \$PPID; wait; kill -CONT \$PPID" 2>err &&
 	ingero analyze --json late.ing.zst >late.json &&
 	test "$(jq .lost_events.total late.json)" = 0 &&
 	test_api_calls late.ing.zst cuLaunchKernel 100000
