@@ -271,13 +271,12 @@ static void check_libs(const struct ingero_strlist *libs, const struct ingero_ap
 		       const uint8_t *enabled)
 {
 	uint64_t *offsets = calloc(napis, sizeof(*offsets));
-	char build_id[128];
 	size_t i, k;
 
 	if (!offsets)
 		die("out of memory");
 	for (i = 0; i < libs->nr; i++) {
-		if (ingero_lib_resolve(libs->items[i], apis, napis, offsets, build_id, sizeof(build_id)) < 0)
+		if (ingero_lib_resolve(libs->items[i], apis, napis, offsets, NULL, 0) < 0)
 			exit(1);
 		for (k = 0; k < napis && !(enabled[k] && offsets[k]); k++)
 			;

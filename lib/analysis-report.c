@@ -297,7 +297,7 @@ static void chain_summary(struct ingero_analysis *a, struct ingero_analysis_chai
 	size_t len = sizeof(ch->summary);
 	const struct ingero_analysis_culprit *c = &ch->culprits[0];
 	uint64_t total = 0;
-	int n, i;
+	int n, i, also = also_interfered(ch);
 
 	for (i = 0; i < INGERO_NR_SPLITS; i++)
 		total += ch->slow_split_ns[i];
@@ -338,12 +338,12 @@ static void chain_summary(struct ingero_analysis *a, struct ingero_analysis_chai
 			     PCT(INGERO_SPLIT_BLOCKED));
 		if (n > 0 && (size_t)n < len && ch->waker.tid)
 			n += snprintf(s + n, len - n, ", woken by %s (pid %u)", ch->waker.comm, ch->waker.pid);
-		if (n > 0 && (size_t)n < len && ch->cause == INGERO_CAUSE_GPU_WAIT && !also_interfered(ch))
+		if (n > 0 && (size_t)n < len && ch->cause == INGERO_CAUSE_GPU_WAIT && !also)
 			n += snprintf(s + n, len - n, "; waiting, not interference");
 		break;
 	case INGERO_CAUSE_ONCPU:
 		n = snprintf(s, len, "%s ran on CPU %d%% of their time%s", slow, PCT(INGERO_SPLIT_ONCPU),
-			     also_interfered(ch) ? "" : ": the call's own work, not interference");
+			     also ? "" : ": the call's own work, not interference");
 		break;
 	default:
 		n = snprintf(s, len, "%d%% of the time of the %llu slow calls (>= %s) is not covered by the "
@@ -351,7 +351,7 @@ static void chain_summary(struct ingero_analysis *a, struct ingero_analysis_chai
 			     (unsigned long long)ch->slow_calls, from);
 		break;
 	}
-	if (n > 0 && (size_t)n < len && also_interfered(ch)) {
+	if (n > 0 && (size_t)n < len && also) {
 		ingero_analysis_fmt_ns(each, sizeof(each), c->slow_ns / c->slow_calls);
 		n += snprintf(s + n, len - n, "; and %llu of them %s %s on CPU %d by %s (pid %u%s), %s each",
 			      (unsigned long long)c->slow_calls, c->slow_calls == 1 ? "was" : "were",
@@ -432,7 +432,7 @@ static int chain_of(struct ingero_analysis *a, const struct ingero_analysis_api 
 	if (all_calls && ch->taken_ns < MEDIUM_SHARE * a->traced_ns)
 		return 0;
 	/* Where a neighbour took much of the slow calls' time, moving it is the remedy on the CPU's side. */
-	if ((is_interference(ch->cause) || also_interfered(ch)) && ch->culprits[0].task.traced)
+	if ((is_interference(ch->cause) || also_interfered(ch)) && ch->nculprits && ch->culprits[0].task.traced)
 		ch->remedy = own_threads_remedy;
 	else
 		ch->remedy = remedies[also_interfered(ch) ? runnable_cause(ch) : ch->cause];

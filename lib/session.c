@@ -3,7 +3,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -323,29 +322,32 @@ static int remember_probe(struct ingero_session *s, struct tracefs_dynevent *ev)
 
 /*
  * The kernel splits a probe line at white space: a file whose path has some
- * is named through a descriptor of ingero's, which the kernel resolves when
- * the line is written. -1 with an error said; fd is -1 when none was needed.
+ * is named through a descriptor of ingero's (*fd), which the kernel resolves
+ * when the line is written. NULL with an error said.
  */
-static int probe_file(const char *path, char *alias, size_t size, int *fd)
+static const char *probe_file(const char *path, char *alias, size_t size, int *fd)
 {
 	*fd = -1;
 	if (!strpbrk(path, " \t\n"))
-		return snprintf(alias, size, "%s", path) < (int)size ? 0 : error("path too long: '%s'", path);
+		return path;
 	*fd = open(path, O_PATH | O_CLOEXEC);
-	if (*fd < 0)
-		return error_errno("cannot open '%s'", path);
+	if (*fd < 0) {
+		error_errno("cannot open '%s'", path);
+		return NULL;
+	}
 	snprintf(alias, size, "/proc/self/fd/%d", *fd);
-	return 0;
+	return alias;
 }
 
 int ingero_session_add_uprobe(struct ingero_session *s, const char *name, const char *path,
 			      unsigned long long offset, const char *fetchargs, int is_return)
 {
 	struct tracefs_dynevent *ev;
-	char file[PATH_MAX];
+	char alias[32];
+	const char *file;
 	int joins, fd, err;
 
-	if (probe_file(path, file, sizeof(file), &fd))
+	if (!(file = probe_file(path, alias, sizeof(alias), &fd)))
 		return -1;
 	ev = is_return ? tracefs_uretprobe_alloc(s->group, name, file, offset, fetchargs) :
 			 tracefs_uprobe_alloc(s->group, name, file, offset, fetchargs);
