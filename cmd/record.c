@@ -135,29 +135,14 @@ static int open_output(const char *path)
 /* The child's side: wait for the go, then exec; report an exec failure's errno on err_fd. */
 static NORETURN void run_child(const char **argv, int sock, int go_fd, int err_fd)
 {
-	struct msghdr msg = { 0 };
-	char cbuf[CMSG_SPACE(sizeof(int))], byte = 0;
-	struct iovec iov = { &byte, 1 };
 	int listener = ingero_mmapwatch_install();
+	char byte;
 	int err;
 
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
 	signal(SIGHUP, SIG_DFL);
-	msg.msg_iov = &iov;
-	msg.msg_iovlen = 1;
-	if (listener >= 0) {
-		struct cmsghdr *c;
-
-		msg.msg_control = cbuf;
-		msg.msg_controllen = sizeof(cbuf);
-		c = CMSG_FIRSTHDR(&msg);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &listener, sizeof(int));
-	}
-	if (sendmsg(sock, &msg, 0) < 0)
+	if (ingero_mmapwatch_send(sock, listener))
 		_exit(127);
 	if (listener >= 0)
 		close(listener);
@@ -170,26 +155,6 @@ static NORETURN void run_child(const char **argv, int sock, int go_fd, int err_f
 	if (write(err_fd, &err, sizeof(err)) < 0)
 		_exit(127);
 	_exit(127);
-}
-
-static int receive_listener(int sock)
-{
-	struct msghdr msg = { 0 };
-	char cbuf[CMSG_SPACE(sizeof(int))], byte;
-	struct iovec iov = { &byte, 1 };
-	struct cmsghdr *c;
-	int fd = -1;
-
-	msg.msg_iov = &iov;
-	msg.msg_iovlen = 1;
-	msg.msg_control = cbuf;
-	msg.msg_controllen = sizeof(cbuf);
-	if (recvmsg(sock, &msg, 0) <= 0)
-		return -2;
-	c = CMSG_FIRSTHDR(&msg);
-	if (c && c->cmsg_type == SCM_RIGHTS)
-		memcpy(&fd, CMSG_DATA(c), sizeof(int));
-	return fd;
 }
 
 struct child {
@@ -218,7 +183,7 @@ static void spawn(struct child *ch, const char **argv)
 	close(sv[1]);
 	close(go[0]);
 	close(err[1]);
-	ch->listener = receive_listener(sv[0]);
+	ch->listener = ingero_mmapwatch_receive(sv[0]);
 	close(sv[0]);
 	ch->go_fd = go[1];
 	ch->err_fd = err[0];
@@ -590,7 +555,8 @@ int cmd_record(int argc, const char **argv)
 	probe_list(r, &o.libs, 0);
 	if (o.pids || o.all)
 		probe_mapped(r, pids, npids);
-	if (ch.listener >= 0 && ingero_mmapwatch_start(&watch, ch.listener, on_mapped, r))
+	if (ch.listener >= 0 && (ingero_session_hand_over(s, ch.listener) ||
+				 ingero_mmapwatch_start(&watch, ch.listener, on_mapped, r)))
 		goto fail;
 	if (ch.listener < 0 && argc)
 		warning("this kernel cannot stop library loads for ingero (seccomp user notification): calls into libraries loaded late from unusual places may be missed");

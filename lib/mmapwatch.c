@@ -13,6 +13,7 @@
 #include <linux/seccomp.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include "error.h"
@@ -95,14 +96,17 @@ static void answer(int fd, __u64 id)
 	ioctl(fd, SECCOMP_IOCTL_NOTIF_SEND, &resp);
 }
 
-static void *watch(void *arg)
+/*
+ * Answers the listener until every watched process is gone: each file is
+ * shown to fn first, when there is one, and the mapping then goes on.
+ */
+static void serve(int fd, ingero_mmapwatch_fn fn, void *ctx)
 {
-	struct ingero_mmapwatch *w = arg;
 	struct seccomp_notif req;
 	char path[PATH_MAX + 64];
 
 	for (;;) {
-		struct pollfd p = { .fd = w->fd, .events = POLLIN };
+		struct pollfd p = { .fd = fd, .events = POLLIN };
 
 		if (poll(&p, 1, -1) < 0) {
 			if (errno == EINTR)
@@ -112,19 +116,67 @@ static void *watch(void *arg)
 		if (!(p.revents & POLLIN))
 			break;		/* POLLHUP: every watched process is gone */
 		memset(&req, 0, sizeof(req));
-		if (ioctl(w->fd, SECCOMP_IOCTL_NOTIF_RECV, &req)) {
+		if (ioctl(fd, SECCOMP_IOCTL_NOTIF_RECV, &req)) {
 			if (errno == EINTR || errno == ENOENT)
 				continue;
 			break;
 		}
 		/* Not cancelled while it may hold the recorder's lock. */
 		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
-		if (!mapped_path(req.pid, (int)req.data.args[4], path, sizeof(path)))
-			w->fn(path, req.pid, w->ctx);
-		answer(w->fd, req.id);
+		if (fn && !mapped_path(req.pid, (int)req.data.args[4], path, sizeof(path)))
+			fn(path, req.pid, ctx);
+		answer(fd, req.id);
 		pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
 	}
+}
+
+static void *watch(void *arg)
+{
+	struct ingero_mmapwatch *w = arg;
+
+	serve(w->fd, w->fn, w->ctx);
 	return NULL;
+}
+
+void ingero_mmapwatch_pass(int fd)
+{
+	serve(fd, NULL, NULL);
+}
+
+int ingero_mmapwatch_send(int sock, int listener)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 }, byte = 0;
+	struct iovec iov = { &byte, 1 };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+
+	if (listener >= 0) {
+		struct cmsghdr *c;
+
+		msg.msg_control = cbuf;
+		msg.msg_controllen = sizeof(cbuf);
+		c = CMSG_FIRSTHDR(&msg);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &listener, sizeof(int));
+	}
+	return sendmsg(sock, &msg, MSG_NOSIGNAL) == 1 ? 0 : -1;
+}
+
+int ingero_mmapwatch_receive(int sock)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))], byte;
+	struct iovec iov = { &byte, 1 };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *c;
+	int fd = -1;
+
+	if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) <= 0)
+		return -2;
+	c = CMSG_FIRSTHDR(&msg);
+	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+		memcpy(&fd, CMSG_DATA(c), sizeof(int));
+	return fd;
 }
 
 /* The watcher takes no signals, so that they reach the thread that waits for them. */

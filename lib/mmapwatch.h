@@ -30,8 +30,15 @@ int ingero_mmapwatch_install(void);
 int ingero_mmapwatch_start(struct ingero_mmapwatch *w, int fd, ingero_mmapwatch_fn fn, void *ctx);
 /*
  * Ends that thread and closes the listener. Processes still watched (ones
- * the command left running) then fail to map executable files (ENOSYS).
+ * the command left running) would then fail to map executable files
+ * (ENOSYS), were it not for the copy that the session's keeper holds.
  */
 void ingero_mmapwatch_stop(struct ingero_mmapwatch *w);
+/* Lets every mapping through, unlooked at, until every watched process is gone: for when ingero is. */
+void ingero_mmapwatch_pass(int fd);
+/* Sends one byte on the socket, with the listener as its passenger when it is one (>= 0); -1 on failure. */
+int ingero_mmapwatch_send(int sock, int listener);
+/* What ingero_mmapwatch_send() sent: the listener (close-on-exec), -1 when none came, -2 at the end. */
+int ingero_mmapwatch_receive(int sock);
 
 #endif

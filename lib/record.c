@@ -296,7 +296,7 @@ static int open_cpus(struct ingero_recorder *r)
 		struct cpu_reader *c = &r->cpus[i];
 
 		c->cpu = i;
-		c->tcpu = tracefs_cpu_open(r->s->instance, i, true);
+		c->tcpu = ingero_session_open_cpu(r->s, i);
 		if (!c->tcpu)
 			continue;	/* an offline CPU */
 		if (!r->page_size)

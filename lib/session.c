@@ -9,11 +9,13 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <tracefs.h>
 #include <event-parse.h>
 #include "error.h"
+#include "mmapwatch.h"
 #include "session.h"
 
 #define GROUP_PREFIX "ingero_"
@@ -86,6 +88,19 @@ struct removal {
 	int instances;
 };
 
+/* Removes an instance; a SIGKILLed ingero's readers of its buffers may take a moment to be closed (EBUSY). */
+static int destroy_instance(struct tracefs_instance *inst)
+{
+	int tries;
+
+	for (tries = 0; tracefs_instance_destroy(inst); tries++) {
+		if (errno != EBUSY || tries == 200)
+			return -1;
+		usleep(10000);
+	}
+	return 0;
+}
+
 static int remove_instance_named(const char *name, void *data)
 {
 	struct removal *rm = data;
@@ -99,7 +114,7 @@ static int remove_instance_named(const char *name, void *data)
 		tracefs_trace_off(inst);
 		/* disabled first, the events leave faster than with the instance */
 		tracefs_instance_file_write(inst, "events/enable", "0");
-		if (!tracefs_instance_destroy(inst))
+		if (!destroy_instance(inst))
 			rm->instances++;
 		tracefs_instance_free(inst);
 	}
@@ -182,17 +197,17 @@ static void close_from(int fd)
 
 /*
  * The keeper: a process of its own that owns the session's names and
- * removes what they name once ingero closes its end of the pipe, however
+ * removes what they name once ingero closes its end of the socket, however
  * ingero ends: SIGKILL included, it leaves nothing behind. The kernel takes
  * its grace periods to remove an instance and each uprobe event (tens of
  * ms each); ingero waits for them on a normal end, so that the kernel is as
  * it was when ingero exits and a tool started next does not see the events
- * vanish under it.
+ * vanish under it. Given the command's library watch, it leaves a process
+ * that lets the loads of what is left of the command through.
  */
 static void keep(int fd)
 {
-	int null, probes;
-	char c;
+	int null, probes, got, listener = -1;
 
 	signal(SIGINT, SIG_IGN);
 	signal(SIGTERM, SIG_IGN);
@@ -200,7 +215,7 @@ static void keep(int fd)
 	signal(SIGQUIT, SIG_IGN);
 	signal(SIGPIPE, SIG_IGN);
 	prctl(PR_SET_NAME, KEEPER_NAME);
-	/* the pipe on 3, /dev/null on 0-2 and nothing else: no terminal, pipe or file of ingero's stays open */
+	/* the socket on 3, /dev/null on 0-2 and nothing else: no terminal, pipe or file of ingero's stays open */
 	if (fd != 3)
 		dup2(fd, 3);
 	null = open("/dev/null", O_RDWR);
@@ -208,9 +223,15 @@ static void keep(int fd)
 	dup2(null, 1);
 	dup2(null, 2);
 	close_from(4);
-	while (read(3, &c, 1) > 0 || errno == EINTR)
-		;
+	while ((got = ingero_mmapwatch_receive(3)) != -2)
+		if (got >= 0)
+			listener = got;
 	remove_sessions(session_ours, &probes);
+	if (listener >= 0 && fork() == 0) {
+		prctl(PR_SET_NAME, PASSER_NAME);
+		close(3);
+		ingero_mmapwatch_pass(listener);
+	}
 	_exit(0);
 }
 
@@ -220,8 +241,8 @@ static pid_t start_keeper(struct ingero_session *s)
 	int fds[2];
 	pid_t pid;
 
-	if (pipe2(fds, O_CLOEXEC))
-		return error_errno("cannot make a pipe");
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds))
+		return error_errno("cannot make a socket for the keeper");
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0) {
@@ -237,6 +258,31 @@ static pid_t start_keeper(struct ingero_session *s)
 	s->keeper = fds[1];
 	s->keeper_pid = pid;
 	return pid;
+}
+
+struct tracefs_cpu *ingero_session_open_cpu(struct ingero_session *s, int cpu)
+{
+	struct tracefs_cpu *tcpu;
+	char name[64], *path;
+	int fd;
+
+	snprintf(name, sizeof(name), "per_cpu/cpu%d/trace_pipe_raw", cpu);
+	path = tracefs_instance_get_file(s->instance, name);
+	fd = path ? open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC) : -1;
+	tracefs_put_tracing_file(path);
+	if (fd < 0)
+		return NULL;
+	/* ingero leaves the sub-buffers at their size, the page's */
+	tcpu = tracefs_cpu_alloc_fd(fd, getpagesize(), true);
+	if (!tcpu)
+		close(fd);
+	return tcpu;
+}
+
+int ingero_session_hand_over(struct ingero_session *s, int listener)
+{
+	return ingero_mmapwatch_send(s->keeper, listener) ?
+		error_errno("cannot hand the library watch to the keeper") : 0;
 }
 
 static int readme_has(const char *dir, const char *needle)

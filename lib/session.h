@@ -32,12 +32,14 @@ struct ingero_session {
 	 * per event rather than once per probe (seconds for a whole library).
 	 */
 	int grouped;
-	int keeper;			/* the write end of the keeper's pipe */
+	int keeper;			/* ingero's end of the keeper's socket */
 	pid_t keeper_pid;
 };
 
 /* The process that removes a session from the kernel once ingero is done with it. */
 #define KEEPER_NAME "ingero-cleanup"
+/* What the keeper leaves behind when it held the command's library watch: it lets their loads through. */
+#define PASSER_NAME "ingero-loads"
 
 /*
  * Checks that this process may trace, removes what dead sessions left
@@ -57,6 +59,18 @@ struct tep_event *ingero_session_enable_uprobe(struct ingero_session *s, const c
 struct tep_event *ingero_session_event(struct ingero_session *s, const char *system, const char *event);
 /* Enables a tracepoint in the instance and returns its format. */
 struct tep_event *ingero_session_enable(struct ingero_session *s, const char *system, const char *event);
+/*
+ * The reader of one CPU's ring buffer, non-blocking and closed on exec: the
+ * command that ingero starts must not hold the instance busy. NULL when the
+ * CPU has none (offline).
+ */
+struct tracefs_cpu *ingero_session_open_cpu(struct ingero_session *s, int cpu);
+/*
+ * Gives the keeper a copy of the command's library watch (the seccomp
+ * listener): once ingero is gone, SIGKILL included, the command's later
+ * library loads then still go through instead of failing. 0 or -1.
+ */
+int ingero_session_hand_over(struct ingero_session *s, int listener);
 /* Traces only these processes and, with event-fork, everything they start. */
 int ingero_session_filter_pids(struct ingero_session *s, const pid_t *pids, size_t n);
 /* Whether the pid filter still holds a task: the kernel drops each as it ends. 1, 0, or -1 on error. */

@@ -58,10 +58,20 @@ test_expect_success TRACEFS 'the keeper holds none of the files of ingero: nothi
 	test_when_finished "kill -9 $rec $child 2>/dev/null; true" &&
 	keeper=$(pgrep -P $rec -x ingero-cleanup) &&
 	for fd in /proc/$keeper/fd/*; do echo "${fd##*/} $(readlink $fd)"; done >fds &&
-	printf "0 /dev/null\n1 /dev/null\n2 /dev/null\n" >expect &&
+	printf "0 /dev/null\n1 /dev/null\n2 /dev/null\n4 anon_inode:seccomp notify\n" >expect &&
 	grep -v "^3 " fds >held &&
 	test_cmp expect held &&
-	grep -q "^3 pipe:" fds &&
+	grep -q "^3 socket:" fds &&
+	kill -INT $rec && { wait $rec || :; } &&
+	no_leftovers
+'
+
+test_expect_success TRACEFS 'the command holds no file of the tracing instance, which it would keep busy' '
+	start_long c.ing.zst &&
+	test_when_finished "kill -9 $rec $child 2>/dev/null; true" &&
+	for fd in /proc/$child/fd/*; do readlink $fd; done >child-fds &&
+	grep -q . child-fds &&
+	! grep -q "^$TRACING_DIR/" child-fds &&
 	kill -INT $rec && { wait $rec || :; } &&
 	no_leftovers
 '
@@ -72,6 +82,20 @@ test_expect_success TRACEFS 'a SIGKILLed ingero leaves nothing: its keeper remov
 	keeper=$(pgrep -P $rec -x ingero-cleanup) &&
 	grep -q "^[pr]:ingero_$keeper/" "$TRACING_DIR/uprobe_events" &&
 	kill -9 $rec && { wait $rec || :; } && { kill -9 $child || :; } &&
+	no_leftovers
+'
+
+test_expect_success TRACEFS 'a SIGKILLed ingero leaves its command whole: the libraries it loads later still map' '
+	ingero record -q -o late.ing.zst -- "$WORKLOADS/late-dlopen" -d 1500 7 >late.out &
+	rec=$! &&
+	test_when_finished "kill -9 $rec 2>/dev/null; pkill -x late-dlopen; true" &&
+	for i in $(seq 100); do child=$(pgrep -P $rec -x late-dlopen) && break; sleep 0.05; done &&
+	kill -9 $rec &&
+	{ wait $rec; status=$?; } &&
+	test $status = 137 &&
+	for i in $(seq 100); do kill -0 $child 2>/dev/null || break; sleep 0.05; done &&
+	! kill -0 $child 2>/dev/null &&
+	grep -q "cudaMalloc=7 cudaFree=7" late.out &&
 	no_leftovers
 '
 
