@@ -351,21 +351,6 @@ fail:
 	return NULL;
 }
 
-static int remember_probe(struct ingero_session *s, struct tracefs_dynevent *ev)
-{
-	if (s->nprobes == s->probes_alloc) {
-		size_t n = s->probes_alloc ? 2 * s->probes_alloc : 64;
-		struct tracefs_dynevent **p = realloc(s->probes, n * sizeof(*p));
-
-		if (!p)
-			return -1;
-		s->probes = p;
-		s->probes_alloc = n;
-	}
-	s->probes[s->nprobes++] = ev;
-	return 0;
-}
-
 /*
  * The kernel splits a probe line at white space: a file whose path has some
  * is named through a descriptor of ingero's (*fd), which the kernel resolves
@@ -397,7 +382,7 @@ int ingero_session_add_uprobe(struct ingero_session *s, const char *name, const 
 		return -1;
 	ev = is_return ? tracefs_uretprobe_alloc(s->group, name, file, offset, fetchargs) :
 			 tracefs_uprobe_alloc(s->group, name, file, offset, fetchargs);
-	joins = s->nprobes && !strcmp(s->last_probe, name);
+	joins = s->last && !strcmp(s->last_probe, name);
 	err = !ev ? error_errno("cannot describe uprobe '%s' at %s:%#llx", name, path, offset) :
 	      tracefs_dynevent_create(ev) ?
 	      error("the kernel refused uprobe '%s/%s' at %s:%#llx (%s): see %s/error_log",
@@ -408,16 +393,13 @@ int ingero_session_add_uprobe(struct ingero_session *s, const char *name, const 
 		tracefs_dynevent_free(ev);
 		return -1;
 	}
-	/* Removing an event removes every probe that joined it: one handle is enough. */
+	/* A probe that joined the last event needs no handle of its own. */
 	if (joins) {
 		tracefs_dynevent_free(ev);
 		return 0;
 	}
-	if (remember_probe(s, ev)) {
-		tracefs_dynevent_destroy(ev, true);
-		tracefs_dynevent_free(ev);
-		return -1;
-	}
+	tracefs_dynevent_free(s->last);
+	s->last = ev;
 	snprintf(s->last_probe, sizeof(s->last_probe), "%s", name);
 	return 0;
 }
@@ -430,8 +412,7 @@ static int enable_event(struct ingero_session *s, const char *system, const char
 
 struct tep_event *ingero_session_enable_uprobe(struct ingero_session *s, const char *name)
 {
-	struct tracefs_dynevent *ev = s->nprobes && !strcmp(s->last_probe, name) ?
-		s->probes[s->nprobes - 1] : NULL;
+	struct tracefs_dynevent *ev = s->last && !strcmp(s->last_probe, name) ? s->last : NULL;
 	struct tep_event *fmt = ev ? tracefs_dynevent_get_event(s->tep, ev) : NULL;
 
 	if (!fmt) {
@@ -532,23 +513,19 @@ long long ingero_session_dropped(struct ingero_session *s, int cpu)
 
 void ingero_session_free(struct ingero_session *s)
 {
-	size_t i;
-
 	if (!s)
 		return;
 	if (s->instance) {
 		tracefs_trace_off(s->instance);
 		tracefs_instance_free(s->instance);
 	}
-	for (i = 0; i < s->nprobes; i++)
-		tracefs_dynevent_free(s->probes[i]);
-	/* the keeper removes them once it sees the end of the pipe */
+	tracefs_dynevent_free(s->last);
+	/* the keeper removes the instance and the events once it sees the end of the socket */
 	if (s->keeper >= 0) {
 		close(s->keeper);
 		while (waitpid(s->keeper_pid, NULL, 0) < 0 && errno == EINTR)
 			;
 	}
-	free(s->probes);
 	tep_free(s->tep);
 	free(s);
 }

@@ -20,9 +20,8 @@ struct ingero_session {
 	struct tracefs_instance *instance;
 	struct tep_handle *tep;		/* formats of every event enabled in the instance */
 	char group[32];			/* the uprobe group: "ingero_<pid>" */
-	struct tracefs_dynevent **probes;	/* one handle per event: removing it removes its probes */
-	size_t nprobes, probes_alloc;
-	char last_probe[80];		/* the event of the last probe made */
+	struct tracefs_dynevent *last;	/* the event of the last probe made, for its format (the keeper removes them all) */
+	char last_probe[80];		/* its name */
 	int ncpus;
 	int use_arrays;			/* the kernel takes array fetch arguments (TYPE[N]) */
 	/*
