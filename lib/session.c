@@ -21,12 +21,30 @@
 #define GROUP_PREFIX "ingero_"
 #define INSTANCE_PREFIX "ingero-"
 
+/* The kernel's first PID namespace (PROC_PID_INIT_INO): the one whose pids trace events and set_event_pid use. */
+#define INIT_PID_NS "pid:[4026531836]"
+
+static int in_init_pid_ns(void)
+{
+	char link[64];
+	ssize_t n = readlink("/proc/self/ns/pid", link, sizeof(link) - 1);
+
+	if (n < 0)
+		return 1;	/* no namespaces, or a /proc that does not show ours */
+	link[n] = 0;
+	return !strcmp(link, INIT_PID_NS);
+}
+
 static int check_access(const char **dir)
 {
 	char path[4096];
 
 	if (geteuid() != 0)
 		return error("recording needs root (CAP_SYS_ADMIN and CAP_PERFMON for tracefs and uprobes); run it with sudo");
+	/* Inside, ingero's pids are not the kernel's: its pid filter would follow no one, and record nothing. */
+	if (!in_init_pid_ns())
+		return error("recording needs the host's PID namespace, whose pids the kernel's events carry "
+			     "(for a container: docker run --pid=host)");
 	*dir = tracefs_tracing_dir();
 	if (!*dir)
 		return error("tracefs is not mounted and could not be mounted (mount -t tracefs nodev /sys/kernel/tracing)");

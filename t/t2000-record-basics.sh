@@ -75,6 +75,15 @@ test_expect_success TRACEFS 'uprobe_events not writable: one line naming it, not
 	test_line_count = 0 left
 '
 
+
+test_expect_success TRACEFS 'a PID namespace of its own (a container): one line, no trace, nothing left behind' '
+	test_expect_code 1 unshare -p -f --mount-proc ingero record -o t.ing.zst -- "$WORKLOADS/launch" 10 2>err &&
+	test_line_count = 1 err &&
+	grep -q "needs the host.s PID namespace" err &&
+	test ! -e t.ing.zst &&
+	ingero_kernel_leftovers >left &&
+	test_line_count = 0 left
+'
 test_expect_success TRACEFS 'not root: names the capability, leaves nothing' '
 	test_must_fail setpriv --reuid=65534 --regid=65534 --clear-groups ingero record -o /tmp/ingero-nobody.$$ -- true 2>err &&
 	grep -q "CAP_SYS_ADMIN" err &&

@@ -102,14 +102,15 @@ test_expect_success TRACEFS '-p: a runtime the running process maps later is pro
 	test_api_calls p.ing.zst cuMemAlloc_v2 40
 '
 
-test_expect_success TRACEFS '-p: a process in a mount namespace of its own, its runtime at a path only it sees' '
+test_expect_success TRACEFS '-p: a process in mount and PID namespaces of its own, its runtime at a path only it sees' '
 	dir=$(mktemp -d) && test_when_finished "rm -rf $dir" &&
 	late_layout "$dir" &&
-	{ (sleep 2; echo go) | unshare -m --propagation private sh -c \
+	{ (sleep 2; echo go) | unshare -m -p -f --mount-proc --propagation private sh -c \
 		"mount -t tmpfs none /mnt && cp -r $dir /mnt/app && exec /mnt/app/late-dlopen -w 30" >out & } &&
-	pid=$! &&
-	test_when_finished "kill $pid 2>/dev/null" &&
+	test_when_finished "kill $! 2>/dev/null" &&
 	sleep 1 &&
+	pid=$(pgrep -P $!) &&
+	grep -q "^NSpid:.*[0-9][^0-9][^0-9]*1\$" /proc/$pid/status &&
 	! test -e /mnt/app/late/libcudart.so.13 &&
 	ingero record -q -p $pid --duration 3 -o c.ing.zst 2>err &&
 	grep -q "runtime=/mnt/app/late/" out &&
