@@ -584,6 +584,12 @@ int cmd_record(int argc, const char **argv)
 	if (argc && status < 0)
 		waitpid(ch.pid, &status, 0);
 	ingero_mmapwatch_stop(&watch);
+	ingero_strlist_release(&found);
+	ingero_strlist_release(&o.libs);
+	free(pids);
+	free(command);
+	free(enabled);
+	free((void *)apis);
 	return argc ? exit_code(status) : 0;
 fail:
 	if (ch.pid > 0)
