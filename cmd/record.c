@@ -116,17 +116,42 @@ static char *join_args(const char **argv)
 }
 
 /* Keeps an existing trace as FILE.old, then creates FILE 0600: it holds command lines and pointers. */
-static int open_output(const char *path)
+/* A new file for the trace; an existing one is kept as FILE.old, never lost. */
+static int create_output(const char *path)
 {
 	char old[PATH_MAX];
-	int fd;
 
 	if (!access(path, F_OK)) {
 		snprintf(old, sizeof(old), "%s.old", path);
 		if (rename(path, old))
 			die_errno("cannot keep the existing '%s' as '%s'", path, old);
 	}
-	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	return open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+}
+
+/*
+ * The trace's file: "-" is the standard output; a device, pipe or link
+ * (/dev/stdout) is written through, unless it leads to a file with data,
+ * which would be lost. *made says whether the file is ingero's own, to
+ * remove if recording cannot start.
+ */
+static int open_output(const char *path, int *made)
+{
+	struct stat lst, st;
+	int fd;
+
+	*made = 0;
+	if (!strcmp(path, "-"))
+		fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+	else if (lstat(path, &lst) || S_ISREG(lst.st_mode)) {
+		fd = create_output(path);
+		*made = 1;
+	} else if (S_ISDIR(lst.st_mode))
+		die("cannot write the trace to '%s': it is a directory", path);
+	else if (!stat(path, &st) && S_ISREG(st.st_mode) && st.st_size)
+		die("'%s' links to a file that holds data: name that file, to have it kept as .old", path);
+	else
+		fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
 	if (fd < 0)
 		die_errno("cannot create '%s'", path);
 	return fd;
@@ -477,7 +502,7 @@ int cmd_record(int argc, const char **argv)
 {
 	struct record_opts o = { .output = "ingero.ing.zst", .buffer_kb = 8192 };
 	const struct option options[] = {
-		OPT_STRING('o', "output", &o.output, "file", "write the trace to <file> (default ingero.ing.zst)"),
+		OPT_STRING('o', "output", &o.output, "file", "write the trace to <file>, - for standard output (default ingero.ing.zst)"),
 		OPT_STRING('e', "event", &o.sets, "sets", "probe sets, comma-separated (see 'ingero probes'; default: default)"),
 		OPT_CALLBACK(0, "lib", &o.libs, "path", "probe this library too (repeatable)", add_lib),
 		OPT_STRING('p', "pid", &o.pids, "pids", "record these running processes and what they start"),
@@ -490,7 +515,6 @@ int cmd_record(int argc, const char **argv)
 	};
 	struct ingero_header hdr;
 	struct utsname uts;
-	struct stat st;
 	char boot_id[64], exe[PATH_MAX];
 	struct child ch = { .pid = -1, .listener = -1 };
 	struct ingero_mmapwatch watch = { .fd = -1 };
@@ -503,7 +527,8 @@ int cmd_record(int argc, const char **argv)
 	struct ingero_recorder *r;
 	uint8_t *enabled;
 	char *command;
-	int fd, status, err;
+	struct ingero_trace_stats written;
+	int fd, made, status, err;
 
 	argc = parse_options(argc, argv, options, record_usage, PARSE_OPT_STOP_AT_NON_OPTION);
 	if (!!argc + !!o.pids + !!o.all != 1) {
@@ -531,11 +556,12 @@ int cmd_record(int argc, const char **argv)
 	atexit(free_live_session);
 	command = argc ? join_args(argv) : strdup(o.pids ? o.pids : "-a");
 	build_header(&hdr, command, apis, napis, &uts, boot_id, sizeof(boot_id));
-	fd = open_output(o.output);
+	fd = open_output(o.output, &made);
 	w = ingero_writer_new(fd, &hdr);
 	r = w ? ingero_recorder_new(s, w, apis, napis, enabled) : NULL;
 	if (!r) {
-		unlink(o.output);
+		if (made)
+			unlink(o.output);
 		exit(1);
 	}
 	catch_signals();
@@ -573,10 +599,12 @@ int cmd_record(int argc, const char **argv)
 	ingero_session_stop(s);
 	ingero_recorder_poll(r, 1);
 	ingero_recorder_finish(r);
-	if (ingero_writer_close(w))
+	if (ingero_writer_end(w))
 		error("the trace '%s' may be incomplete", o.output);
+	ingero_writer_stats(w, &written);
+	ingero_writer_close(w);
 	if (!o.quiet)
-		summary(r, fstat(fd, &st) ? 0 : st.st_size, o.output, s->ncpus);
+		summary(r, written.bytes, o.output, s->ncpus);
 	warn_incomplete(r);
 	ingero_recorder_free(r);
 	free_live_session();

@@ -741,6 +741,10 @@ struct ingero_reader *ingero_reader_open_fd(int fd, const char *name)
 		error("'%s' is a directory", name);
 		goto fail;
 	}
+	if (!S_ISREG(st.st_mode)) {
+		error("'%s' is not a file: a trace is read out of order, so save it to a file first", name);
+		goto fail;
+	}
 	if (!r->size) {
 		error("'%s' is empty", name);
 		goto fail;

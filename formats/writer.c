@@ -78,7 +78,7 @@ struct stream_buf {
 };
 
 struct ingero_writer {
-	int fd, failed;
+	int fd, failed, ended;
 	ZSTD_CCtx *cctx;
 	uint64_t offset;
 	uint32_t blockno, checkpoint;
@@ -621,7 +621,7 @@ int ingero_writer_add(struct ingero_writer *w, const struct ingero_event *ev)
 	uint64_t key = ingero_event_key(ev);
 	uint32_t i;
 
-	if (w->failed)
+	if (w->failed || w->ended)
 		return -1;
 	if (ev->stream >= INGERO_NR_STREAMS)
 		return error("event of unknown stream %u", ev->stream);
@@ -739,13 +739,21 @@ static int write_index(struct ingero_writer *w)
 	return 0;
 }
 
+int ingero_writer_end(struct ingero_writer *w)
+{
+	if (!w->ended) {
+		w->ended = 1;
+		if (ingero_writer_flush(w) || write_index(w))
+			w->failed = 1;
+	}
+	return w->failed ? -1 : 0;
+}
+
 int ingero_writer_close(struct ingero_writer *w)
 {
-	int ret = w->failed ? -1 : 0;
+	int ret = ingero_writer_end(w);
 	unsigned s, c;
 
-	if (!ret && (checkpoint(w) || write_index(w)))
-		ret = -1;
 	for (s = 0; s < INGERO_NR_STREAMS; s++)
 		free(w->s[s].vals[0]);
 	for (c = 0; c < MAX_COLUMNS; c++)

@@ -46,7 +46,9 @@ int ingero_writer_add(struct ingero_writer *w, const struct ingero_event *ev);
 /* Ends the open blocks: the file then holds every event added so far. */
 int ingero_writer_flush(struct ingero_writer *w);
 void ingero_writer_stats(const struct ingero_writer *w, struct ingero_trace_stats *st);
-/* Flushes, appends the index and frees w; fd stays open. */
+/* Flushes and appends the index: the trace is whole, and takes no more events. */
+int ingero_writer_end(struct ingero_writer *w);
+/* Ends the trace if that is not done yet, and frees w; fd stays open. */
 int ingero_writer_close(struct ingero_writer *w);
 
 struct ingero_reader;

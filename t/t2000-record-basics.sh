@@ -115,7 +115,42 @@ test_expect_success TRACEFS 'default output, an existing trace kept as .old, mod
 
 test_expect_success TRACEFS 'the summary counts events, bytes and losses' '
 	ingero record -o s.ing.zst -- "$WORKLOADS/alloc-free" 10 >/dev/null 2>err &&
-	grep -E "^ingero: [0-9]+ events \(40 calls, 0 still open\) in .s.ing.zst.: [0-9]+ bytes, [0-9.]+ bytes/event, 0 lost" err
+	grep -E "^ingero: [0-9]+ events \(40 calls, 0 still open\) in .s.ing.zst.: [0-9]+ bytes, [0-9.]+ bytes/event, 0 lost" err &&
+	test "$(sed -n "s/.*: \([0-9]*\) bytes,.*/\1/p" err)" = "$(stat -c %s s.ing.zst)"
+'
+
+test_expect_success TRACEFS '-o -, a pipe, a device and a link to the standard output are written through' '
+	ingero record -q -o - -- sh -c "\"$WORKLOADS/launch\" 20 >&2" 2>/dev/null | cat >piped.ing.zst &&
+	test_api_calls piped.ing.zst cuLaunchKernel 20 &&
+	ingero record -o /dev/null -- "$WORKLOADS/launch" 10 >/dev/null 2>err &&
+	test -c /dev/null &&
+	grep -q "(12 calls, 0 still open) in ./dev/null.: [0-9]* bytes" err &&
+	ln -s /proc/self/fd/1 to-stdout &&
+	ingero record -q -o to-stdout -- sh -c "\"$WORKLOADS/launch\" 30 >&2" 2>/dev/null >linked.ing.zst &&
+	test -L to-stdout &&
+	! test -e to-stdout.old &&
+	test_api_calls linked.ing.zst cuLaunchKernel 30
+'
+
+test_expect_success TRACEFS 'a directory, or a link to a file with data, is refused and left as it was' '
+	mkdir traces &&
+	test_expect_code 1 ingero record -o traces -- true 2>err &&
+	test_line_count = 1 err &&
+	grep -q "cannot write the trace to .traces.: it is a directory" err &&
+	test -d traces && ! test -e traces.old &&
+	echo precious >kept && ln -s kept to-kept &&
+	test_expect_code 1 ingero record -o to-kept -- true 2>err &&
+	test_line_count = 1 err &&
+	grep -q "links to a file that holds data" err &&
+	test "$(cat kept)" = precious && test -L to-kept &&
+	ingero_kernel_leftovers >left &&
+	test_line_count = 0 left
+'
+
+test_expect_success 'a trace on a pipe: one line saying to save it first' '
+	cat piped.ing.zst | test_expect_code 1 ingero info /dev/stdin 2>err &&
+	test_line_count = 1 err &&
+	grep -q "is not a file: a trace is read out of order" err
 '
 
 test_done
