@@ -528,6 +528,7 @@ int cmd_record(int argc, const char **argv)
 	uint8_t *enabled;
 	char *command;
 	struct ingero_trace_stats written;
+	struct ingero_record_stats recorded;
 	int fd, made, status, err;
 
 	argc = parse_options(argc, argv, options, record_usage, PARSE_OPT_STOP_AT_NON_OPTION);
@@ -599,9 +600,12 @@ int cmd_record(int argc, const char **argv)
 	ingero_session_stop(s);
 	ingero_recorder_poll(r, 1);
 	ingero_recorder_finish(r);
-	if (ingero_writer_end(w))
-		error("the trace '%s' may be incomplete", o.output);
+	ingero_writer_end(w);
 	ingero_writer_stats(w, &written);
+	ingero_recorder_stats(r, &recorded);
+	if (written.written < recorded.events)
+		error("the trace '%s' holds only the first %llu of the %llu events recorded: it could not be written further",
+		      o.output, (unsigned long long)written.written, (unsigned long long)recorded.events);
 	ingero_writer_close(w);
 	if (!o.quiet)
 		summary(r, written.bytes, o.output, s->ncpus);

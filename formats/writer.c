@@ -535,6 +535,7 @@ static int end_block(struct ingero_writer *w, unsigned s)
 	}
 	if (write_section(w, TAG_BLOCK, &e, cuts, ncuts))
 		return -1;
+	w->st.written += sb->n;
 	sb->n = 0;
 	w->st.blocks++;
 	return 0;

@@ -17,7 +17,7 @@ struct ingero_writer;
 struct ingero_recorder;
 
 struct ingero_record_stats {
-	uint64_t events;		/* written into the trace */
+	uint64_t events;		/* handed to the trace's writer */
 	uint64_t calls, open_calls;
 	uint64_t lost;			/* events the kernel dropped or overwrote */
 	uint64_t lost_per_cpu[256];

@@ -25,6 +25,7 @@ struct ingero_trace_stats {
 	uint64_t bytes;		/* the file's size */
 	uint64_t first_ns, last_ns;
 	uint64_t blocks;
+	uint64_t written;	/* the writer's: events of the blocks it wrote whole */
 };
 
 /*

@@ -147,6 +147,22 @@ test_expect_success TRACEFS 'a directory, or a link to a file with data, is refu
 	test_line_count = 0 left
 '
 
+test_expect_success TRACEFS 'a full disk: the trace says how many of the events it holds, and holds them' '
+	unshare -m sh -c "mount -t tmpfs -o size=32k none /mnt &&
+		ingero record -o /mnt/full.ing.zst -- sh -c \"$WORKLOADS/launch 10; sleep 1.2; $WORKLOADS/launch 200000\" \
+			>/dev/null 2>err;
+		echo \$? >status; ingero dump /mnt/full.ing.zst >dump 2>dump-err; true" &&
+	test "$(cat status)" = 0 &&
+	grep -q "cannot write the trace: No space left on device" err &&
+	grep -E "holds only the first [0-9]+ of the [0-9]+ events recorded" err &&
+	written=$(sed -n "s/.*holds only the first \([0-9]*\) of.*/\1/p" err) &&
+	test "$written" -gt 0 &&
+	test_line_count = "$written" dump &&
+	grep -q "is damaged: block [0-9]* at offset [0-9]*: truncated at offset 32768" dump-err &&
+	ingero_kernel_leftovers >left &&
+	test_line_count = 0 left
+'
+
 test_expect_success 'a trace on a pipe: one line saying to save it first' '
 	cat piped.ing.zst | test_expect_code 1 ingero info /dev/stdin 2>err &&
 	test_line_count = 1 err &&
