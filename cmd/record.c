@@ -115,8 +115,7 @@ static char *join_args(const char **argv)
 	return s;
 }
 
-/* Keeps an existing trace as FILE.old, then creates FILE 0600: it holds command lines and pointers. */
-/* A new file for the trace; an existing one is kept as FILE.old, never lost. */
+/* A new file for the trace, 0600 as it holds command lines and pointers; an existing one is kept as FILE.old. */
 static int create_output(const char *path)
 {
 	char old[PATH_MAX];
@@ -604,7 +603,7 @@ int cmd_record(int argc, const char **argv)
 	ingero_writer_stats(w, &written);
 	ingero_recorder_stats(r, &recorded);
 	if (written.written < recorded.events)
-		error("the trace '%s' holds only the first %llu of the %llu events recorded: it could not be written further",
+		error("the trace '%s' holds %llu of the %llu events recorded: the rest could not be written",
 		      o.output, (unsigned long long)written.written, (unsigned long long)recorded.events);
 	ingero_writer_close(w);
 	if (!o.quiet)
