@@ -79,6 +79,7 @@ struct stream_buf {
 
 struct ingero_writer {
 	int fd, failed, ended;
+	uint64_t refused;	/* events out of order */
 	ZSTD_CCtx *cctx;
 	uint64_t offset;
 	uint32_t blockno, checkpoint;
@@ -628,9 +629,13 @@ int ingero_writer_add(struct ingero_writer *w, const struct ingero_event *ev)
 		return error("event of unknown stream %u", ev->stream);
 	sd = &stream_defs[ev->stream];
 	sb = &w->s[ev->stream];
-	if (w->st.events[ev->stream] && key < sb->last)
-		return error("'%s' event at %llu ns comes after one at %llu ns", sd->name,
-			     (unsigned long long)key, (unsigned long long)sb->last);
+	if (w->st.events[ev->stream] && key < sb->last) {
+		/* said for the first only: a caller that counts what it added knows how many more */
+		if (!w->refused++)
+			error("'%s' event at %llu ns comes after one at %llu ns", sd->name,
+			      (unsigned long long)key, (unsigned long long)sb->last);
+		return -1;
+	}
 	if (!w->total)
 		w->checkpoint_ns = w->st.first_ns = key;
 	if (key >= w->checkpoint_ns + CHECKPOINT_NS) {
