@@ -375,6 +375,9 @@ static void warn_incomplete(struct ingero_recorder *r)
 	struct ingero_record_stats st;
 
 	ingero_recorder_stats(r, &st);
+	if (st.lost)
+		warning("%llu events were lost: the kernel's buffers were full (a larger -b keeps them; the trace marks where)",
+			(unsigned long long)st.lost);
 	if (st.unpaired)
 		warning("%llu call entries or returns could not be paired (lost events, or calls that never returned)",
 			(unsigned long long)st.unpaired);

@@ -47,11 +47,17 @@ test_expect_success TRACEFS 'tracefs not mounted at all: ingero mounts it, as pe
 	test_api_calls unmounted.ing.zst cudaMalloc 35
 '
 
-test_expect_success TRACEFS 'a buffer too small for a burst: the losses are in the trace and the summary' '
+test_expect_success TRACEFS 'a buffer too small for a burst: the losses are in the trace, the summary and, even quiet, a warning' '
 	ingero record -b 4 -o lost.ing.zst -- "$WORKLOADS/launch" -d 200000 >/dev/null 2>err &&
 	grep -E "[1-9][0-9]* lost \(cpu" err &&
 	ingero analyze --json lost.ing.zst >lost.json &&
-	test $(jq .lost_events.total lost.json) -gt 0
+	test $(jq .lost_events.total lost.json) -gt 0 &&
+	grep -q "^ingero: warning: $(jq .lost_events.total lost.json) events were lost: the kernel.s buffers were full" err &&
+	ingero record -q -b 4 -o quiet.ing.zst -- "$WORKLOADS/launch" -d 200000 >/dev/null 2>err &&
+	ingero analyze --json quiet.ing.zst >quiet.json &&
+	grep "events were lost" err >warned &&
+	test_line_count = 1 warned &&
+	grep -q "^ingero: warning: $(jq .lost_events.total quiet.json) events were lost" err
 '
 
 test_expect_success TRACEFS 'events that piled up while ingero could not read are all in the trace' '
