@@ -82,6 +82,8 @@ static void catch_signals(void)
 	/* The command's end cuts the poll's sleep short (no SA_RESTART). */
 	sigemptyset(&child.sa_mask);
 	sigaction(SIGCHLD, &child, NULL);
+	/* A trace piped to a reader that went away fails its writes, and says so; the command runs on. */
+	signal(SIGPIPE, SIG_IGN);
 }
 
 static char *read_line_file(const char *path, char *buf, size_t len)
@@ -166,6 +168,7 @@ static NORETURN void run_child(const char **argv, int sock, int go_fd, int err_f
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
 	signal(SIGHUP, SIG_DFL);
+	signal(SIGPIPE, SIG_DFL);
 	if (ingero_mmapwatch_send(sock, listener))
 		_exit(127);
 	if (listener >= 0)

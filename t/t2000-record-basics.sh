@@ -163,6 +163,17 @@ test_expect_success TRACEFS 'a full disk: the trace says how many of the events 
 	test_line_count = 0 left
 '
 
+test_expect_success TRACEFS 'a trace piped to a reader that goes away: said, and the command runs to its end' '
+	{ ingero record -o - -- sh -c "\"$WORKLOADS/launch\" 100000 >/dev/null; touch ran" 2>err; echo $? >status; } |
+		head -c 100 >/dev/null &&
+	test "$(cat status)" = 0 &&
+	test -e ran &&
+	grep -q "cannot write the trace: Broken pipe" err &&
+	grep -q "holds [0-9]* of the [0-9]* events recorded" err &&
+	ingero_kernel_leftovers >left &&
+	test_line_count = 0 left
+'
+
 test_expect_success 'a trace on a pipe: one line saying to save it first' '
 	cat piped.ing.zst | test_expect_code 1 ingero info /dev/stdin 2>err &&
 	test_line_count = 1 err &&
