@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,10 +42,12 @@ enum handler_kind {
 	H_EXEC,
 	H_EXIT,
 	H_RENAME,
+	H_NEWTASK,
 };
 
 struct field {
 	int offset, size;
+	unsigned flags;		/* TEP_FIELD_IS_*: a dynamic string's text is elsewhere in the record */
 };
 
 /* What to do with the events of one id, with its fields' places found once. */
@@ -67,6 +70,7 @@ enum { FK_PARENT, FK_CHILD, FK_CHILD_COMM };
 enum { EX_PID, EX_OLD_PID, EX_FILENAME };
 enum { XT_COMM, XT_PID };
 enum { RN_PID, RN_NEWCOMM };
+enum { NT_PID, NT_CLONE_FLAGS };
 
 struct frame {
 	uint64_t id, ts;
@@ -175,6 +179,7 @@ static int find_fields(struct tep_event *ev, struct field *f, const char *const 
 			return -1;
 		f[i].offset = tf->offset;
 		f[i].size = tf->size;
+		f[i].flags = tf->flags;
 	}
 	return 0;
 }
@@ -185,6 +190,7 @@ static int optional_field(struct tep_event *ev, struct field *f, const char *nam
 
 	f->offset = tf ? tf->offset : -1;
 	f->size = tf ? tf->size : 0;
+	f->flags = tf ? tf->flags : 0;
 	return tf ? 0 : -1;
 }
 
@@ -247,6 +253,7 @@ static int enable_sched(struct ingero_recorder *r)
 	static const char *const ex[] = { "pid", "old_pid", "filename", NULL };
 	static const char *const xt[] = { "comm", "pid", NULL };
 	static const char *const rn[] = { "pid", "newcomm", NULL };
+	static const char *const nt[] = { "pid", "clone_flags", NULL };
 	static const struct {
 		const char *system, *event;
 		enum handler_kind kind;
@@ -259,6 +266,8 @@ static int enable_sched(struct ingero_recorder *r)
 		{ "sched", "sched_process_exec", H_EXEC, ex, 0 },
 		{ "sched", "sched_process_exit", H_EXIT, xt, 1 },
 		{ "task", "task_rename", H_RENAME, rn, 0 },
+		/* whether a new task is a thread, and so whose process it is in, when it may be gone from /proc on reading */
+		{ "task", "task_newtask", H_NEWTASK, nt, 0 },
 	};
 	size_t i;
 
@@ -691,17 +700,26 @@ static int common_pid(const void *data)
 	return pid;
 }
 
+/*
+ * A string field's text: in its place (char[16]), or for a dynamic one
+ * (__data_loc, and __rel_loc since 5.18), where its descriptor points.
+ * Kernels differ: sched_process_fork's comms became dynamic in 6.x.
+ */
 static const char *field_str(const void *data, const struct field *f)
 {
-	return (const char *)data + f->offset;
+	uint32_t loc;
+
+	if (!(f->flags & TEP_FIELD_IS_DYNAMIC))
+		return (const char *)data + f->offset;
+	loc = read_field(data, f);
+	return (const char *)data + (loc & 0xffff) + (f->flags & TEP_FIELD_IS_RELATIVE ? f->offset + f->size : 0);
 }
 
 /* The comm an exec gives: the file name's last part, as the kernel sets it, cut to 15 bytes. */
 static const char *exec_name(const void *data, const struct field *f, char *comm)
 {
-	uint32_t loc = read_field(data, f);
-	const char *name = (const char *)data + (loc & 0xffff);
-	unsigned len = loc >> 16, i, start = 0, n = 0;
+	const char *name = field_str(data, f);
+	unsigned len = read_field(data, f) >> 16, i, start = 0, n = 0;
 
 	for (i = 0; i < len && name[i]; i++)
 		if (name[i] == '/')
@@ -897,7 +915,8 @@ static void on_task(struct ingero_recorder *r, const struct handler *h, const vo
 		t->kind = INGERO_TASK_FORK;
 		t->tid = read_signed(data, &h->f[FK_PARENT]);
 		t->child_tid = read_signed(data, &h->f[FK_CHILD]);
-		t->child_pid = read_tgid(t->child_tid);
+		th = thread_get(r, t->child_tid, 0);
+		t->child_pid = th ? th->pid : (uint32_t)t->child_tid;
 		t->comm = field_str(data, &h->f[FK_CHILD_COMM]);
 		break;
 	case H_EXEC:
@@ -923,6 +942,18 @@ static void on_task(struct ingero_recorder *r, const struct handler *h, const vo
 	emit(r, &ev);
 }
 
+/* A task being made, by its parent: a thread joins the parent's process, else it is a process of its own. */
+static void on_newtask(struct ingero_recorder *r, const struct handler *h, const void *data)
+{
+	int32_t child = read_signed(data, &h->f[NT_PID]);
+	struct thread *parent = thread_get(r, common_pid(data), 0), *t;
+	uint32_t pid = read_field(data, &h->f[NT_CLONE_FLAGS]) & CLONE_THREAD && parent ? parent->pid : (uint32_t)child;
+
+	/* the tid may be one a task that ended had: the new task is another */
+	if ((t = thread_get(r, child, pid)))
+		t->pid = pid;
+}
+
 static void handle(struct ingero_recorder *r, void *data, uint64_t ts, int cpu)
 {
 	uint16_t id;
@@ -940,6 +971,7 @@ static void handle(struct ingero_recorder *r, void *data, uint64_t ts, int cpu)
 	case H_SWITCH: on_switch(r, h, data, ts, cpu); break;
 	case H_WAKING: on_waking(r, h, data, ts, cpu); break;
 	case H_NONE: break;
+	case H_NEWTASK: on_newtask(r, h, data); break;
 	default: on_task(r, h, data, ts); break;
 	}
 }

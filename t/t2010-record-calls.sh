@@ -65,6 +65,24 @@ test_expect_success TRACEFS 'four threads, each call once, with its own tid' '
 	test "$(cat n)" = 4
 '
 
+test_expect_success TRACEFS 'threads gone before ingero reads their events keep their process, and their fork its comm' '
+	# the command stops ingero while the threads live, and lets it read once the process is gone
+	ingero record -q -o gone.ing.zst -- sh -c "\"$WORKLOADS/threads\" -s 4 50 >out & t=\$!
+		until grep -q \"^State:.*T\" /proc/\$t/status; do sleep 0.001; done
+		kill -STOP \$PPID; kill -CONT \$t; wait \$t; echo \$t >pid; kill -CONT \$PPID" &&
+	test_api_calls gone.ing.zst cudaMalloc 200 &&
+	ingero dump --json --stream call gone.ing.zst >calls.json &&
+	jq -s "[.[] | .pid] | unique | .[]" calls.json >pids &&
+	test_cmp pid pids &&
+	jq -s "[.[] | .tid] | unique | length" calls.json >n &&
+	test "$(cat n)" = 4 &&
+	ingero dump --json --stream task gone.ing.zst >tasks.json &&
+	jq -r "select(.kind == \"fork\" and .pid == $(cat pid)) | \"\(.child_pid) \(.comm)\"" tasks.json >forks &&
+	grep -c "^$(cat pid) threads\$" forks >workers &&
+	test "$(cat workers)" = 4 &&
+	! grep -v "^$(cat pid) " forks
+'
+
 test_expect_success TRACEFS 'a process that forks: parent and child both traced' '
 	ingero record -q -o f.ing.zst -- "$WORKLOADS/fork" 50 >out &&
 	test_api_calls f.ing.zst cudaMalloc 100 &&

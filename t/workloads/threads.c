@@ -1,8 +1,11 @@
 /*
- * threads T N: T threads (named wl-thread-I), each making N rounds of
+ * threads [-s] T N: T threads (named wl-thread-I), each making N rounds of
  * cudaMalloc(4096), cudaLaunchKernel, cudaFree, then one cudaStreamSynchronize.
+ * With -s it stops itself (SIGSTOP) first, its libraries mapped, for a test
+ * to act before the threads start.
  *   threads cudaMalloc=T*N cudaLaunchKernel=T*N cudaFree=T*N cudaStreamSynchronize=T threads=T
  */
+#include <signal.h>
 #include "workload.h"
 
 static unsigned long rounds;
@@ -27,10 +30,13 @@ static void *worker(void *arg)
 
 int main(int argc, char **argv)
 {
-	unsigned long t = number(argc > 1 ? argv[1] : NULL, "T"), i;
+	int stop = argc > 1 && !strcmp(argv[1], "-s");
+	unsigned long t = number(argc > 1 + stop ? argv[1 + stop] : NULL, "T"), i;
 	pthread_t *tids = calloc(t, sizeof(*tids));
 
-	rounds = number(argc > 2 ? argv[2] : NULL, "N");
+	rounds = number(argc > 2 + stop ? argv[2 + stop] : NULL, "N");
+	if (stop)
+		raise(SIGSTOP);
 	for (i = 0; i < t; i++)
 		if (pthread_create(&tids[i], NULL, worker, (void *)(uintptr_t)i)) {
 			perror("pthread_create");
