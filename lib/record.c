@@ -946,8 +946,9 @@ static void on_task(struct ingero_recorder *r, const struct handler *h, const vo
 static void on_newtask(struct ingero_recorder *r, const struct handler *h, const void *data)
 {
 	int32_t child = read_signed(data, &h->f[NT_PID]);
+	int is_thread = (read_field(data, &h->f[NT_CLONE_FLAGS]) & CLONE_THREAD) != 0;
 	struct thread *parent = thread_get(r, common_pid(data), 0), *t;
-	uint32_t pid = read_field(data, &h->f[NT_CLONE_FLAGS]) & CLONE_THREAD && parent ? parent->pid : (uint32_t)child;
+	uint32_t pid = is_thread && parent ? parent->pid : (uint32_t)child;
 
 	/* the tid may be one a task that ended had: the new task is another */
 	if ((t = thread_get(r, child, pid)))
