@@ -198,7 +198,8 @@ static void text_quality(const struct out *o)
 			AT(o, r->lost[i].first_ns), AT(o, r->lost[i].last_ns));
 	if (r->nlost)
 		fprintf(o->f, "           findings that overlap these stretches are marked lossy\n");
-	fprintf(o->f, "open       %u call%s still open at the end\n", r->nopen, r->nopen == 1 ? "" : "s");
+	fprintf(o->f, "open       %u call%s never returned (open at the end of the thread or of the recording)\n",
+		r->nopen, r->nopen == 1 ? "" : "s");
 	for (i = 0; i < r->nopen && (int)i < o->top; i++)
 		fprintf(o->f, "           %s tid %d since %s, %s so far\n", api_name(o, r->open[i].api), r->open[i].tid,
 			AT(o, r->open[i].ts), NS(r->open[i].end_ns - r->open[i].ts));

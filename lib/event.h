@@ -6,7 +6,7 @@
 
 enum ingero_stream {
 	INGERO_STREAM_CALL,	/* a completed CUDA call, written when it returns */
-	INGERO_STREAM_OPEN,	/* a call still open when recording stopped */
+	INGERO_STREAM_OPEN,	/* a call that never returned: open when its thread ended, or recording stopped */
 	INGERO_STREAM_SWITCH,	/* sched_switch */
 	INGERO_STREAM_WAKEUP,	/* sched_waking: the waker's side */
 	INGERO_STREAM_TASK,	/* fork, exec, exit, comm change */

@@ -811,6 +811,21 @@ static void end_call(struct ingero_recorder *r, struct thread *t, unsigned d, ui
 	emit(r, &ev);
 }
 
+/* The calls thread t is inside, written as open ones that end at end_ns: the thread ended, or the recording did. */
+static void close_calls(struct ingero_recorder *r, struct thread *t, uint64_t end_ns)
+{
+	unsigned d;
+
+	for (d = 0; d < t->depth; d++) {
+		struct ingero_event ev = { 0 };
+
+		frame_call(&ev, INGERO_STREAM_OPEN, t, d, end_ns);
+		r->st.open_calls++;
+		emit(r, &ev);
+	}
+	t->depth = 0;
+}
+
 static void on_entry(struct ingero_recorder *r, const struct handler *h, const void *data,
 		     uint64_t ts, int cpu)
 {
@@ -939,6 +954,8 @@ static void on_task(struct ingero_recorder *r, const struct handler *h, const vo
 		t->tid = tid;
 	th = thread_get(r, t->tid, 0);
 	t->pid = th ? th->pid : (uint32_t)t->tid;
+	if (th && h->kind == H_EXIT)
+		close_calls(r, th, ts);
 	emit(r, &ev);
 }
 
@@ -1126,21 +1143,11 @@ int ingero_recorder_poll(struct ingero_recorder *r, int final)
 int ingero_recorder_finish(struct ingero_recorder *r)
 {
 	size_t i;
-	unsigned d;
 
 	pthread_mutex_lock(&r->lock);
-	for (i = 0; i < r->threads_cap; i++) {
-		struct thread *t = &r->threads[i];
-
-		for (d = 0; t->tid && d < t->depth; d++) {
-			struct ingero_event ev = { 0 };
-
-			frame_call(&ev, INGERO_STREAM_OPEN, t, d, r->last_ts);
-			r->st.open_calls++;
-			emit(r, &ev);
-		}
-		t->depth = 0;
-	}
+	for (i = 0; i < r->threads_cap; i++)
+		if (r->threads[i].tid)
+			close_calls(r, &r->threads[i], r->last_ts);
 	pthread_mutex_unlock(&r->lock);
 	return 0;
 }

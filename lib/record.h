@@ -45,7 +45,7 @@ int ingero_recorder_probe_lib(struct ingero_recorder *r, const char *path, pid_t
  * moment ago (all of them when final), in time order.
  */
 int ingero_recorder_poll(struct ingero_recorder *r, int final);
-/* Writes the calls still open as STREAM_OPEN, ending at the last event seen. */
+/* Writes the calls still open as STREAM_OPEN, ending at the last event seen (a thread's own end closes its calls there). */
 int ingero_recorder_finish(struct ingero_recorder *r);
 void ingero_recorder_stats(struct ingero_recorder *r, struct ingero_record_stats *st);
 void ingero_recorder_free(struct ingero_recorder *r);

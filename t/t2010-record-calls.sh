@@ -83,6 +83,16 @@ test_expect_success TRACEFS 'threads gone before ingero reads their events keep 
 	! grep -v "^$(cat pid) " forks
 '
 
+test_expect_success TRACEFS 'a process killed inside a call: the call never returned, and ends with its thread' '
+	ingero record -q -o killed.ing.zst -- sh -c "timeout -s KILL 0.5 \"$WORKLOADS/launch\" -u 3000000 1; sleep 1" &&
+	ingero dump --json --stream open,task killed.ing.zst >events.json &&
+	jq -r "select(.stream == \"open\" and .api == \"cudaDeviceSynchronize\") | \"\(.tid) \(.ts_ns + .dur_ns)\"" events.json >open &&
+	test_line_count = 1 open &&
+	read tid end <open &&
+	jq -r "select(.stream == \"task\" and .kind == \"exit\" and .tid == $tid) | \"\(.tid) \(.ts_ns)\"" events.json >exit &&
+	test_cmp open exit
+'
+
 test_expect_success TRACEFS 'a process that forks: parent and child both traced' '
 	ingero record -q -o f.ing.zst -- "$WORKLOADS/fork" 50 >out &&
 	test_api_calls f.ing.zst cudaMalloc 100 &&
