@@ -558,6 +558,10 @@ int cmd_record(int argc, const char **argv)
 	s = ingero_session_new(o.buffer_kb);
 	if (!s)
 		exit(1);
+	if (s->child_ns && !argc) {
+		ingero_session_free(s);
+		die("in a PID namespace of its own (a container's), ingero records a command it starts; -p and -a need the host's");
+	}
 	live_session = s;
 	atexit(free_live_session);
 	command = argc ? join_args(argv) : strdup(o.pids ? o.pids : "-a");
@@ -573,6 +577,8 @@ int cmd_record(int argc, const char **argv)
 	catch_signals();
 
 	if (argc) {
+		if (ingero_session_follow_children(s))
+			goto fail;
 		spawn(&ch, argv);
 		npids = 1;
 		pids = malloc(sizeof(*pids));

@@ -613,12 +613,15 @@ static size_t tid_slot(const struct ingero_recorder *r, int32_t tid)
 	return i;
 }
 
-static uint32_t read_tgid(int32_t tid)
+/* A task's process, for one that existed before its fork could be seen; in a container, /proc has other pids. */
+static uint32_t read_tgid(const struct ingero_recorder *r, int32_t tid)
 {
 	char path[64], line[128];
 	uint32_t tgid = tid;
 	FILE *f;
 
+	if (r->s->child_ns)
+		return tgid;
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
 	f = fopen(path, "r");
 	if (!f)
@@ -664,7 +667,7 @@ static struct thread *thread_get(struct ingero_recorder *r, int32_t tid, uint32_
 	}
 	t = &r->threads[i];
 	t->tid = tid;
-	t->pid = pid ? pid : read_tgid(tid);
+	t->pid = pid ? pid : read_tgid(r, tid);
 	t->depth = 0;
 	r->nthreads++;
 	return t;
@@ -772,6 +775,8 @@ static uint64_t out_value(const struct handler *h, const void *data, const struc
 			return v;
 		}
 	}
+	if (!pid)
+		return 0;	/* a process ingero cannot name in its PID namespace */
 	local.iov_base = &v;
 	local.iov_len = sizeof(v);
 	remote.iov_base = (void *)(uintptr_t)addr;
@@ -873,7 +878,7 @@ static void on_return(struct ingero_recorder *r, const struct handler *h, const 
 	/* Frames above it lost their returns. */
 	r->st.unpaired += t->depth - 1 - j;
 	end_call(r, t, j, ts, h->f[F_RET].offset >= 0 ? read_field(data, &h->f[F_RET]) : 0,
-		 out_value(h, data, &t->stack[j], &r->apis[api], t->pid));
+		 out_value(h, data, &t->stack[j], &r->apis[api], ingero_session_local_pid(r->s, t->pid)));
 }
 
 static uint32_t normalise_state(const struct ingero_recorder *r, uint64_t state)

@@ -22,17 +22,29 @@
 #define INSTANCE_PREFIX "ingero-"
 
 /* The kernel's first PID namespace (PROC_PID_INIT_INO): the one whose pids trace events and set_event_pid use. */
-#define INIT_PID_NS "pid:[4026531836]"
+#define INIT_PID_NS 4026531836UL
 
-static int in_init_pid_ns(void)
+/*
+ * What ends the names of this PID namespace's sessions: nothing in the
+ * first, else "_" and the namespace's inode. A session is told gone by its
+ * keeper's pid, which only a process of the same namespace can look up.
+ */
+static char ns_suffix[24];
+
+/* 1 when ingero runs in a PID namespace of its own (a container's), its suffix then set. */
+static int in_child_pid_ns(void)
 {
 	char link[64];
+	unsigned long ino;
 	ssize_t n = readlink("/proc/self/ns/pid", link, sizeof(link) - 1);
 
 	if (n < 0)
-		return 1;	/* no namespaces, or a /proc that does not show ours */
+		return 0;	/* no namespaces, or a /proc that does not show ours */
 	link[n] = 0;
-	return !strcmp(link, INIT_PID_NS);
+	if (sscanf(link, "pid:[%lu]", &ino) != 1 || ino == INIT_PID_NS)
+		return 0;
+	snprintf(ns_suffix, sizeof(ns_suffix), "_%lu", ino);
+	return 1;
 }
 
 static int check_access(const char **dir)
@@ -41,10 +53,6 @@ static int check_access(const char **dir)
 
 	if (geteuid() != 0)
 		return error("recording needs root (CAP_SYS_ADMIN and CAP_PERFMON for tracefs and uprobes); run it with sudo");
-	/* Inside, ingero's pids are not the kernel's: its pid filter would follow no one, and record nothing. */
-	if (!in_init_pid_ns())
-		return error("recording needs the host's PID namespace, whose pids the kernel's events carry "
-			     "(for a container: docker run --pid=host)");
 	*dir = tracefs_tracing_dir();
 	if (!*dir)
 		return error("tracefs is not mounted and could not be mounted (mount -t tracefs nodev /sys/kernel/tracing)");
@@ -77,32 +85,79 @@ static int pid_alive(pid_t pid)
 	return !paren || (paren[1] && paren[2] != 'Z' && paren[2] != 'X');
 }
 
-/* The pid a group or instance name of ours carries, or 0 if the name is not ours. */
-static pid_t owner_pid(const char *name, const char *prefix)
+/* Whether a process still lives in the PID namespace of this inode; the last answer is kept. */
+static int pid_ns_alive(unsigned long ino)
+{
+	static unsigned long last_ino;
+	static int last_alive;
+	char want[32], path[300], link[64];
+	struct dirent *e;
+	DIR *d;
+
+	if (ino == last_ino)
+		return last_alive;
+	snprintf(want, sizeof(want), "pid:[%lu]", ino);
+	last_ino = ino;
+	last_alive = 0;
+	if (!(d = opendir("/proc")))
+		return last_alive = 1;
+	while (!last_alive && (e = readdir(d))) {
+		ssize_t n;
+
+		if (!isdigit((unsigned char)e->d_name[0]))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/ns/pid", e->d_name);
+		n = readlink(path, link, sizeof(link) - 1);
+		if (n > 0) {
+			link[n] = 0;
+			last_alive = !strcmp(link, want);
+		}
+	}
+	closedir(d);
+	return last_alive;
+}
+
+/*
+ * The pid a group or instance name of ingero's carries, or 0 for another
+ * name; *ns is 0 for a session of this PID namespace, else its namespace.
+ */
+static pid_t owner_pid(const char *name, const char *prefix, unsigned long *ns)
 {
 	size_t n = strlen(prefix);
-	char *end;
+	char *end, *tail;
 	long pid;
 
 	if (strncmp(name, prefix, n) || !isdigit((unsigned char)name[n]))
 		return 0;
 	pid = strtol(name + n, &end, 10);
-	return *end || pid <= 0 ? 0 : (pid_t)pid;
+	if (pid <= 0)
+		return 0;
+	if (!strcmp(end, ns_suffix))
+		*ns = 0;
+	else if (!*end)
+		*ns = INIT_PID_NS;
+	else if (*end != '_' || !(*ns = strtoul(end + 1, &tail, 10)) || *tail)
+		return 0;
+	return (pid_t)pid;
 }
 
-/* Which sessions a removal is for: those of a process that is gone, or the keeper's own. */
-static int session_gone(pid_t pid)
+/*
+ * Which sessions a removal is for: the keeper's own, or those that are gone.
+ * One of this namespace is gone with its keeper; from the host, one of a
+ * container is gone with the container's namespace. A container cannot tell.
+ */
+static int session_gone(pid_t pid, unsigned long ns)
 {
-	return !pid_alive(pid);
+	return !ns ? !pid_alive(pid) : !*ns_suffix && !pid_ns_alive(ns);
 }
 
-static int session_ours(pid_t pid)
+static int session_ours(pid_t pid, unsigned long ns)
 {
-	return pid == getpid();
+	return !ns && pid == getpid();
 }
 
 struct removal {
-	int (*wanted)(pid_t pid);
+	int (*wanted)(pid_t pid, unsigned long ns);
 	int instances;
 };
 
@@ -122,10 +177,11 @@ static int destroy_instance(struct tracefs_instance *inst)
 static int remove_instance_named(const char *name, void *data)
 {
 	struct removal *rm = data;
-	pid_t pid = owner_pid(name, INSTANCE_PREFIX);
+	unsigned long ns;
+	pid_t pid = owner_pid(name, INSTANCE_PREFIX, &ns);
 	struct tracefs_instance *inst;
 
-	if (!pid || !rm->wanted(pid))
+	if (!pid || !rm->wanted(pid, ns))
 		return 0;
 	inst = tracefs_instance_alloc(NULL, name);
 	if (inst) {
@@ -161,7 +217,7 @@ static int same_event(struct tracefs_dynevent *a, struct tracefs_dynevent *b)
  * Removes the instances and uprobe events of the sessions whose owner pid
  * is wanted; returns how many instances and events went.
  */
-static int remove_sessions(int (*wanted)(pid_t pid), int *probes)
+static int remove_sessions(int (*wanted)(pid_t pid, unsigned long ns), int *probes)
 {
 	struct tracefs_dynevent **all;
 	struct removal rm = { wanted, 0 };
@@ -172,16 +228,17 @@ static int remove_sessions(int (*wanted)(pid_t pid), int *probes)
 	all = tracefs_dynevent_get_all(TRACEFS_DYNEVENT_UPROBE | TRACEFS_DYNEVENT_URETPROBE, NULL);
 	for (i = 0; all && all[i]; i++) {
 		char *system = NULL, *event = NULL;
+		unsigned long ns;
 		pid_t pid;
 
 		tracefs_dynevent_info(all[i], &system, &event, NULL, NULL, NULL);
-		pid = system ? owner_pid(system, GROUP_PREFIX) : 0;
+		pid = system ? owner_pid(system, GROUP_PREFIX, &ns) : 0;
 		/*
 		 * Removing an event removes all its probes, listed one by one
 		 * after it. Its instance is gone, so it is enabled nowhere: only
 		 * where it is, the slow force (a walk of every event) is needed.
 		 */
-		if (pid && wanted(pid) && !same_event(all[i], i ? all[i - 1] : NULL) &&
+		if (pid && wanted(pid, ns) && !same_event(all[i], i ? all[i - 1] : NULL) &&
 		    (!tracefs_dynevent_destroy(all[i], false) || !tracefs_dynevent_destroy(all[i], true)))
 			++*probes;
 		free(system);
@@ -323,7 +380,7 @@ static int setup_instance(struct ingero_session *s, pid_t owner, size_t buffer_k
 {
 	char name[64];
 
-	snprintf(name, sizeof(name), INSTANCE_PREFIX "%d", (int)owner);
+	snprintf(name, sizeof(name), INSTANCE_PREFIX "%d%s", (int)owner, ns_suffix);
 	s->instance = tracefs_instance_create(name);
 	if (!s->instance)
 		return error_errno("cannot create tracefs instance '%s'", name);
@@ -337,23 +394,54 @@ static int setup_instance(struct ingero_session *s, pid_t owner, size_t buffer_k
 	return 0;
 }
 
+static int marker_pid(struct tep_event *ev, struct tep_record *rec, int cpu, void *data)
+{
+	struct { int id; pid_t pid; } *m = data;
+
+	(void)cpu;
+	if (ev->id == m->id)
+		m->pid = tep_data_pid(ev->tep, rec);
+	return 0;
+}
+
+/*
+ * ingero's own pid on the host, from a PID namespace of its own: the kernel
+ * stamps what ingero writes to the instance's trace_marker with it. Done
+ * before any event is enabled, the buffers then hold that alone.
+ */
+static int learn_host_pid(struct ingero_session *s)
+{
+	struct tep_event *print = ingero_session_event(s, "ftrace", "print");
+	struct { int id; pid_t pid; } m = { print ? print->id : -1, 0 };
+
+	if (!print || tracefs_trace_on(s->instance) ||
+	    tracefs_instance_file_write(s->instance, "trace_marker", "ingero") < 0 || tracefs_trace_off(s->instance) ||
+	    tracefs_iterate_raw_events(s->tep, s->instance, NULL, 0, marker_pid, &m) || m.pid <= 0)
+		return error("cannot learn ingero's pid on the host through the instance's trace_marker");
+	s->host_self = m.pid;
+	return 0;
+}
+
 struct ingero_session *ingero_session_new(size_t buffer_kb)
 {
 	struct ingero_session *s;
 	const char *dir;
 	pid_t owner;
+	int child_ns;
 
 	if (check_access(&dir))
 		return NULL;
+	child_ns = in_child_pid_ns();
 	remove_stale();
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return NULL;
+	s->child_ns = child_ns;
 	s->keeper = -1;
 	owner = start_keeper(s);
 	if (owner < 0)
 		goto fail;
-	snprintf(s->group, sizeof(s->group), GROUP_PREFIX "%d", (int)owner);
+	snprintf(s->group, sizeof(s->group), GROUP_PREFIX "%d%s", (int)owner, ns_suffix);
 	s->ncpus = sysconf(_SC_NPROCESSORS_CONF);
 	s->use_arrays = readme_has(dir, "[<array-size>]") || readme_has(dir, "\\[<array-size>\\]");
 	s->grouped = readme_has(dir, "\\imm-value") && !getenv("INGERO_NO_GROUPED_PROBES");
@@ -361,7 +449,7 @@ struct ingero_session *ingero_session_new(size_t buffer_kb)
 	s->tep = tep_alloc();
 	if (!s->tep)
 		goto fail;
-	if (setup_instance(s, owner, buffer_kb))
+	if (setup_instance(s, owner, buffer_kb) || (s->child_ns && learn_host_pid(s)))
 		goto fail;
 	return s;
 fail:
@@ -476,6 +564,45 @@ struct tep_event *ingero_session_enable(struct ingero_session *s, const char *sy
 	return fmt;
 }
 
+int ingero_session_follow_children(struct ingero_session *s)
+{
+	char self[16];
+
+	if (!s->child_ns)
+		return 0;
+	snprintf(self, sizeof(self), "%d", (int)s->host_self);
+	if (tracefs_option_enable(s->instance, TRACEFS_OPTION_EVENT_FORK))
+		return error("this kernel cannot follow forks in its pid filter (option event-fork)");
+	if (tracefs_instance_file_write(s->instance, "set_event_pid", self) < 0)
+		return error_errno("cannot set the pid filter to '%s'", self);
+	return 0;
+}
+
+/* The pids the filter holds but ingero's own: in a PID namespace of its own, its child's on the host. */
+static int host_children(struct ingero_session *s, char *buf, size_t size, pid_t *first)
+{
+	char *list = tracefs_instance_file_read(s->instance, "set_event_pid", NULL), *p, *end;
+	size_t len = 0;
+	long pid;
+
+	if (!list)
+		return error_errno("cannot read the pid filter");
+	*first = 0;
+	for (p = list; (pid = strtol(p, &end, 10)) > 0 && len < size - 16; p = end)
+		if (pid != s->host_self) {
+			len += snprintf(buf + len, size - len, "%ld ", pid);
+			if (!*first)
+				*first = (pid_t)pid;
+		}
+	free(list);
+	return *first ? 0 : error("the pid filter caught no child of ingero's");
+}
+
+pid_t ingero_session_local_pid(const struct ingero_session *s, pid_t host)
+{
+	return !s->child_ns ? host : host == s->child_host ? s->child_local : 0;
+}
+
 int ingero_session_filter_pids(struct ingero_session *s, const pid_t *pids, size_t n)
 {
 	char buf[16 * 64];
@@ -483,6 +610,12 @@ int ingero_session_filter_pids(struct ingero_session *s, const pid_t *pids, size
 
 	for (i = 0; i < n && len < sizeof(buf) - 16; i++)
 		len += snprintf(buf + len, sizeof(buf) - len, "%d ", (int)pids[i]);
+	/* in a PID namespace of its own, the command's pid is the one its fork added to ingero's */
+	if (s->child_ns) {
+		if (n != 1 || host_children(s, buf, sizeof(buf), &s->child_host))
+			return -1;
+		s->child_local = pids[0];
+	}
 	if (tracefs_option_enable(s->instance, TRACEFS_OPTION_EVENT_FORK))
 		return error("this kernel cannot follow forks in its pid filter (option event-fork)");
 	if (tracefs_instance_file_write(s->instance, "set_event_pid", buf) < 0)

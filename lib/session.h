@@ -19,7 +19,7 @@ struct tracefs_dynevent;
 struct ingero_session {
 	struct tracefs_instance *instance;
 	struct tep_handle *tep;		/* formats of every event enabled in the instance */
-	char group[32];			/* the uprobe group: "ingero_<pid>" */
+	char group[48];			/* the uprobe group: "ingero_<pid>", and a container's suffix */
 	struct tracefs_dynevent *last;	/* the event of the last probe made, for its format (the keeper removes them all) */
 	char last_probe[80];		/* its name */
 	int ncpus;
@@ -31,6 +31,12 @@ struct ingero_session {
 	 * per event rather than once per probe (seconds for a whole library).
 	 */
 	int grouped;
+	/*
+	 * ingero runs in a PID namespace of its own: the kernel's pids are the
+	 * host's, learnt for ingero itself and for the command it starts.
+	 */
+	int child_ns;
+	pid_t host_self, child_host, child_local;
 	int keeper;			/* ingero's end of the keeper's socket */
 	pid_t keeper_pid;
 };
@@ -71,7 +77,15 @@ struct tracefs_cpu *ingero_session_open_cpu(struct ingero_session *s, int cpu);
  */
 int ingero_session_hand_over(struct ingero_session *s, int listener);
 /* Traces only these processes and, with event-fork, everything they start. */
+/*
+ * In a PID namespace of its own, ingero's pid goes into the filter before it
+ * starts the command, so that the fork adds the command's host pid; a no-op
+ * elsewhere.
+ */
+int ingero_session_follow_children(struct ingero_session *s);
 int ingero_session_filter_pids(struct ingero_session *s, const pid_t *pids, size_t n);
+/* The pid in ingero's PID namespace of a host pid: itself in the host's, 0 when unknown. */
+pid_t ingero_session_local_pid(const struct ingero_session *s, pid_t host);
 /* Whether the pid filter still holds a task: the kernel drops each as it ends. 1, 0, or -1 on error. */
 int ingero_session_pids_left(struct ingero_session *s);
 int ingero_session_start(struct ingero_session *s);

@@ -76,14 +76,57 @@ test_expect_success TRACEFS 'uprobe_events not writable: one line naming it, not
 '
 
 
-test_expect_success TRACEFS 'a PID namespace of its own (a container): one line, no trace, nothing left behind' '
-	test_expect_code 1 unshare -p -f --mount-proc ingero record -o t.ing.zst -- "$WORKLOADS/launch" 10 2>err &&
-	test_line_count = 1 err &&
-	grep -q "needs the host.s PID namespace" err &&
-	test ! -e t.ing.zst &&
+test_expect_success TRACEFS 'from a PID namespace of its own (a container): every call, its bytes, its pointers' '
+	unshare -p -f --mount-proc ingero record -q -o ns.ing.zst -- "$WORKLOADS/alloc-free" 100 >out &&
+	grep -q "cudaMalloc=100 cudaFree=100 bytes=1676800 leaked=0" out &&
+	test_api_calls ns.ing.zst cudaMalloc 100 &&
+	test_api_calls ns.ing.zst cuMemFree_v2 100 &&
+	ingero analyze --json ns.ing.zst >ns.json &&
+	test_json ns.json ".memory | \"\(.alloc_bytes) \(.live_bytes_end) \(.unfreed | length)\"" "1676800 0 0" &&
+	ingero dump --json --stream call ns.ing.zst >calls.json &&
+	jq -s "[.[] | select(.api == \"cudaMalloc\" and .out == \"0x700000000000\")] | length" calls.json >read &&
+	test "$(cat read)" = 100 &&
 	ingero_kernel_leftovers >left &&
 	test_line_count = 0 left
 '
+
+test_expect_success TRACEFS 'two containers and the host at once: sessions named apart though the pids are the same' '
+	unshare -p -f --mount-proc ingero record -q -o ns1.ing.zst -- sh -c "sleep 1; \"$WORKLOADS/alloc-free\" 300" >out1 &
+	first=$! &&
+	sleep 0.5 &&
+	unshare -p -f --mount-proc ingero record -q -o ns2.ing.zst -- "$WORKLOADS/alloc-free" 300 >out2 &&
+	ingero record -q -o host.ing.zst -- "$WORKLOADS/alloc-free" 300 >out3 2>err &&
+	! grep -q "removed" err &&
+	wait $first &&
+	test_api_calls ns1.ing.zst cudaMalloc 300 &&
+	test_api_calls ns2.ing.zst cudaMalloc 300 &&
+	test_api_calls host.ing.zst cudaMalloc 300 &&
+	ingero_kernel_leftovers >left &&
+	test_line_count = 0 left
+'
+
+test_expect_success TRACEFS 'a killed container leaves its session, which the host.s next ingero removes' '
+	# the namespace ends with its first process: ingero and its keeper are killed with it
+	unshare -p -f --mount-proc sh -c "ingero record -q --lib \"$WORKLOADS/libcudart.so.13\" -o dead.ing.zst -- sleep 30 &
+		sleep 1" &&
+	ingero_kernel_leftovers >left &&
+	grep -q "ingero-[0-9]*_[0-9]" left &&
+	ingero record -q -o t.ing.zst -- true 2>err &&
+	grep -q "removed 1 instance(s) and 3 uprobe(s) left by ingero sessions whose process is gone" err &&
+	ingero_kernel_leftovers >left &&
+	test_line_count = 0 left
+'
+
+test_expect_success TRACEFS 'in a PID namespace of its own, -p and -a: one line, nothing left behind' '
+	test_expect_code 1 unshare -p -f --mount-proc ingero record -p 1 -o t.ing.zst 2>err &&
+	test_line_count = 1 err &&
+	grep -q "records a command it starts; -p and -a need the host" err &&
+	test_expect_code 1 unshare -p -f --mount-proc ingero record -a -o t.ing.zst 2>err &&
+	grep -q "records a command it starts" err &&
+	ingero_kernel_leftovers >left &&
+	test_line_count = 0 left
+'
+
 test_expect_success TRACEFS 'not root: names the capability, leaves nothing' '
 	test_must_fail setpriv --reuid=65534 --regid=65534 --clear-groups ingero record -o /tmp/ingero-nobody.$$ -- true 2>err &&
 	grep -q "CAP_SYS_ADMIN" err &&

@@ -186,9 +186,15 @@ process_running() {
 	state=$(ps -o stat= -p "$1" 2>/dev/null) && case "$state" in Z*) return 1 ;; esac
 }
 
+# Whether a process lives in the PID namespace of this inode.
+pid_ns_alive() {
+	ls -l /proc/[0-9]*/ns/pid 2>/dev/null | grep -q "pid:\[$1\]"
+}
+
 # What ingero left in the kernel, once the keepers of ended sessions are done:
 # uprobe events and instances of ours whose keeper is gone (a live one
-# belongs to a session still running).
+# belongs to a session still running). A container's session, named
+# ingero-PID_NS, is left over once its namespace is gone.
 ingero_kernel_leftovers() {
 	[ -n "$TRACING_DIR" ] || find_tracing_dir || return 0
 	wait_keepers
@@ -196,8 +202,12 @@ ingero_kernel_leftovers() {
 		sed -n 's/^[pr][0-9]*:\(ingero[^/]*\)\/.*/\1/p' "$TRACING_DIR/uprobe_events" 2>/dev/null
 		ls "$TRACING_DIR/instances" 2>/dev/null | grep '^ingero'
 	} | while read -r name; do
-		pid=${name##*[_-]}
-		case "$pid" in ''|*[!0-9]*) echo "$name" ;; *) process_running "$pid" || echo "$name" ;; esac
+		owner=${name#ingero[_-]}
+		case "$owner" in
+		*[!0-9_]*|'') echo "$name" ;;
+		*_*) pid_ns_alive "${owner#*_}" || echo "$name" ;;
+		*) process_running "$owner" || echo "$name" ;;
+		esac
 	done
 }
 
