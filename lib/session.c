@@ -394,9 +394,15 @@ static int setup_instance(struct ingero_session *s, pid_t owner, size_t buffer_k
 	return 0;
 }
 
+/* What ingero's trace_marker line says: the print event's id, and who wrote it. */
+struct marker {
+	int id;
+	pid_t pid;
+};
+
 static int marker_pid(struct tep_event *ev, struct tep_record *rec, int cpu, void *data)
 {
-	struct { int id; pid_t pid; } *m = data;
+	struct marker *m = data;
 
 	(void)cpu;
 	if (ev->id == m->id)
@@ -412,7 +418,7 @@ static int marker_pid(struct tep_event *ev, struct tep_record *rec, int cpu, voi
 static int learn_host_pid(struct ingero_session *s)
 {
 	struct tep_event *print = ingero_session_event(s, "ftrace", "print");
-	struct { int id; pid_t pid; } m = { print ? print->id : -1, 0 };
+	struct marker m = { print ? print->id : -1, 0 };
 
 	if (!print || tracefs_trace_on(s->instance) ||
 	    tracefs_instance_file_write(s->instance, "trace_marker", "ingero") < 0 || tracefs_trace_off(s->instance) ||
@@ -612,7 +618,9 @@ int ingero_session_filter_pids(struct ingero_session *s, const pid_t *pids, size
 		len += snprintf(buf + len, sizeof(buf) - len, "%d ", (int)pids[i]);
 	/* in a PID namespace of its own, the command's pid is the one its fork added to ingero's */
 	if (s->child_ns) {
-		if (n != 1 || host_children(s, buf, sizeof(buf), &s->child_host))
+		if (n != 1)
+			return error("in a PID namespace of its own, ingero follows the one command it starts");
+		if (host_children(s, buf, sizeof(buf), &s->child_host))
 			return -1;
 		s->child_local = pids[0];
 	}
