@@ -570,18 +570,22 @@ struct tep_event *ingero_session_enable(struct ingero_session *s, const char *sy
 	return fmt;
 }
 
+/* The kernel's pid filter: these pids, and every task they start from now on. */
+static int set_pid_filter(struct ingero_session *s, const char *pids)
+{
+	if (tracefs_option_enable(s->instance, TRACEFS_OPTION_EVENT_FORK))
+		return error("this kernel cannot follow forks in its pid filter (option event-fork)");
+	if (tracefs_instance_file_write(s->instance, "set_event_pid", pids) < 0)
+		return error_errno("cannot set the pid filter to '%s'", pids);
+	return 0;
+}
+
 int ingero_session_follow_children(struct ingero_session *s)
 {
 	char self[16];
 
-	if (!s->child_ns)
-		return 0;
 	snprintf(self, sizeof(self), "%d", (int)s->host_self);
-	if (tracefs_option_enable(s->instance, TRACEFS_OPTION_EVENT_FORK))
-		return error("this kernel cannot follow forks in its pid filter (option event-fork)");
-	if (tracefs_instance_file_write(s->instance, "set_event_pid", self) < 0)
-		return error_errno("cannot set the pid filter to '%s'", self);
-	return 0;
+	return s->child_ns ? set_pid_filter(s, self) : 0;
 }
 
 /* The pids the filter holds but ingero's own: in a PID namespace of its own, its child's on the host. */
@@ -614,8 +618,6 @@ int ingero_session_filter_pids(struct ingero_session *s, const pid_t *pids, size
 	char buf[16 * 64];
 	size_t i, len = 0;
 
-	for (i = 0; i < n && len < sizeof(buf) - 16; i++)
-		len += snprintf(buf + len, sizeof(buf) - len, "%d ", (int)pids[i]);
 	/* in a PID namespace of its own, the command's pid is the one its fork added to ingero's */
 	if (s->child_ns) {
 		if (n != 1)
@@ -623,12 +625,11 @@ int ingero_session_filter_pids(struct ingero_session *s, const pid_t *pids, size
 		if (host_children(s, buf, sizeof(buf), &s->child_host))
 			return -1;
 		s->child_local = pids[0];
+		return set_pid_filter(s, buf);
 	}
-	if (tracefs_option_enable(s->instance, TRACEFS_OPTION_EVENT_FORK))
-		return error("this kernel cannot follow forks in its pid filter (option event-fork)");
-	if (tracefs_instance_file_write(s->instance, "set_event_pid", buf) < 0)
-		return error_errno("cannot set the pid filter to '%s'", buf);
-	return 0;
+	for (i = 0; i < n && len < sizeof(buf) - 16; i++)
+		len += snprintf(buf + len, sizeof(buf) - len, "%d ", (int)pids[i]);
+	return set_pid_filter(s, buf);
 }
 
 int ingero_session_pids_left(struct ingero_session *s)
