@@ -541,6 +541,8 @@ int cmd_record(int argc, const char **argv)
 		error("give a command, -p PID or -a (one of them)");
 		usage_with_options(record_usage, options, 1);
 	}
+	if (!strcmp(o.output, "-") && isatty(STDOUT_FILENO))
+		die("the trace is binary: not writing it to a terminal (redirect the standard output, or give -o FILE)");
 	if (o.buffer_kb <= 0) {
 		error("the buffer size must be a positive number of KiB");
 		usage_with_options(record_usage, options, 1);

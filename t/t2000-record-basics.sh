@@ -175,6 +175,14 @@ test_expect_success TRACEFS '-o -, a pipe, a device and a link to the standard o
 	test_api_calls linked.ing.zst cuLaunchKernel 30
 '
 
+test_expect_success TRACEFS '-o - on a terminal: refused in one line, nothing left behind' '
+	script -qec "ingero record -o - -- true; echo status=\$?" /dev/null >tty &&
+	grep -q "the trace is binary: not writing it to a terminal" tty &&
+	grep -q "status=1" tty &&
+	ingero_kernel_leftovers >left &&
+	test_line_count = 0 left
+'
+
 test_expect_success TRACEFS 'a directory, or a link to a file with data, is refused and left as it was' '
 	mkdir traces &&
 	test_expect_code 1 ingero record -o traces -- true 2>err &&
