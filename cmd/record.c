@@ -555,15 +555,13 @@ int cmd_record(int argc, const char **argv)
 		exit(127);
 	}
 
+	if (!argc && ingero_session_in_container())
+		die("in a PID namespace of its own (a container's), ingero records a command it starts; -p and -a need the host's");
 	if (o.pids)
 		npids = parse_pids(o.pids, &pids);
 	s = ingero_session_new(o.buffer_kb);
 	if (!s)
 		exit(1);
-	if (s->child_ns && !argc) {
-		ingero_session_free(s);
-		die("in a PID namespace of its own (a container's), ingero records a command it starts; -p and -a need the host's");
-	}
 	live_session = s;
 	atexit(free_live_session);
 	command = argc ? join_args(argv) : strdup(o.pids ? o.pids : "-a");

@@ -31,8 +31,8 @@
  */
 static char ns_suffix[24];
 
-/* 1 when ingero runs in a PID namespace of its own (a container's), its suffix then set. */
-static int in_child_pid_ns(void)
+/* Sets the suffix of this namespace's session names on the way. */
+int ingero_session_in_container(void)
 {
 	char link[64];
 	unsigned long ino;
@@ -437,7 +437,7 @@ struct ingero_session *ingero_session_new(size_t buffer_kb)
 
 	if (check_access(&dir))
 		return NULL;
-	child_ns = in_child_pid_ns();
+	child_ns = ingero_session_in_container();
 	remove_stale();
 	s = calloc(1, sizeof(*s));
 	if (!s)

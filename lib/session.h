@@ -52,6 +52,8 @@ struct ingero_session {
  * ingero_session_free(). NULL on failure, with the reason printed.
  */
 struct ingero_session *ingero_session_new(size_t buffer_kb);
+/* 1 when ingero runs in a PID namespace of its own (a container's), whose pids are not the kernel's. */
+int ingero_session_in_container(void);
 /*
  * Creates a uprobe (or uretprobe) on path:offset; one made right after
  * another of the same name joins its event (see grouped). 0 or -1.
