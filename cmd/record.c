@@ -559,7 +559,7 @@ int cmd_record(int argc, const char **argv)
 		die("in a PID namespace of its own (a container's), ingero records a command it starts; -p and -a need the host's");
 	if (o.pids)
 		npids = parse_pids(o.pids, &pids);
-	s = ingero_session_new(o.buffer_kb);
+	s = ingero_session_new(o.buffer_kb, o.all);
 	if (!s)
 		exit(1);
 	live_session = s;
@@ -593,6 +593,8 @@ int cmd_record(int argc, const char **argv)
 	probe_list(r, &o.libs, 0);
 	if (o.pids || o.all)
 		probe_mapped(r, pids, npids);
+	if (o.all && ingero_recorder_follow_mapped(r))
+		goto fail;
 	if (ch.listener >= 0 && (ingero_session_hand_over(s, ch.listener) ||
 				 ingero_mmapwatch_start(&watch, ch.listener, on_mapped, r)))
 		goto fail;

@@ -3,6 +3,7 @@
  * kbuffer in place and merged across CPUs up to a watermark, so that each
  * thread's entry is handled before its return wherever the thread ran.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -12,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <tracefs.h>
 #include <event-parse.h>
@@ -81,6 +83,8 @@ struct frame {
 struct thread {
 	int32_t tid;		/* 0: a free slot */
 	uint32_t pid;
+	/* -a: in the scheduler's pid filter; seen calling CUDA while not, so to be added */
+	uint8_t followed, to_follow;
 	unsigned depth;
 	struct frame stack[MAX_DEPTH];
 };
@@ -88,7 +92,7 @@ struct thread {
 struct cpu_reader {
 	struct tracefs_cpu *tcpu;
 	struct kbuffer *kbuf;
-	int cpu;
+	int buf, cpu;		/* the session's set of buffers, and the CPU */
 	char *pages;
 	unsigned head, tail;	/* pages [tail, head) are unread, modulo PAGES_PER_CPU */
 	void *rec;		/* the record under the cursor, in the page at tail */
@@ -115,13 +119,15 @@ struct ingero_recorder {
 	unsigned state_map[32];		/* prev_state bit -> enum ingero_task_state */
 	uint32_t preempt_bit;
 
-	struct cpu_reader *cpus;
-	int ncpus;
+	struct cpu_reader *readers;	/* each CPU's of each set of buffers */
+	int nreaders;
 	size_t page_size;
 	uint64_t last_dropped_check;
 
 	struct thread *threads;
 	size_t threads_cap, nthreads;
+	int follow;			/* -a: threads that call CUDA join the scheduler's pid filter */
+	size_t to_follow;
 	uint64_t next_call_id;
 	uint64_t last_ts;
 
@@ -295,17 +301,18 @@ static int enable_sched(struct ingero_recorder *r)
 
 static int open_cpus(struct ingero_recorder *r)
 {
-	int i;
+	int i, ncpus = r->s->ncpus;
 
-	r->ncpus = r->s->ncpus;
-	r->cpus = calloc(r->ncpus, sizeof(*r->cpus));
-	if (!r->cpus)
+	r->nreaders = ingero_session_buffers(r->s) * ncpus;
+	r->readers = calloc(r->nreaders, sizeof(*r->readers));
+	if (!r->readers)
 		return -1;
-	for (i = 0; i < r->ncpus; i++) {
-		struct cpu_reader *c = &r->cpus[i];
+	for (i = 0; i < r->nreaders; i++) {
+		struct cpu_reader *c = &r->readers[i];
 
-		c->cpu = i;
-		c->tcpu = ingero_session_open_cpu(r->s, i);
+		c->buf = i / ncpus;
+		c->cpu = i % ncpus;
+		c->tcpu = ingero_session_open_cpu(r->s, c->buf, c->cpu);
 		if (!c->tcpu)
 			continue;	/* an offline CPU */
 		if (!r->page_size)
@@ -314,7 +321,7 @@ static int open_cpus(struct ingero_recorder *r)
 					KBUFFER_ENDIAN_LITTLE);
 		c->pages = malloc((size_t)PAGES_PER_CPU * r->page_size);
 		if (!c->kbuf || !c->pages)
-			return error("out of memory for the ring-buffer pages of CPU %d", i);
+			return error("out of memory for the ring-buffer pages of CPU %d", c->cpu);
 	}
 	if (!r->page_size)
 		return error("cannot open the ring buffers of the instance");
@@ -335,6 +342,7 @@ struct ingero_recorder *ingero_recorder_new(struct ingero_session *s, struct ing
 	r->apis = apis;
 	r->napis = napis;
 	r->api_enabled = api_enabled;
+	r->follow = s->sched != NULL;
 	pthread_mutex_init(&r->lock, NULL);
 	r->threads_cap = 256;
 	r->threads = calloc(r->threads_cap, sizeof(*r->threads));
@@ -668,9 +676,135 @@ static struct thread *thread_get(struct ingero_recorder *r, int32_t tid, uint32_
 	t = &r->threads[i];
 	t->tid = tid;
 	t->pid = pid ? pid : read_tgid(r, tid);
+	t->followed = t->to_follow = 0;
 	t->depth = 0;
 	r->nthreads++;
 	return t;
+}
+
+/*
+ * -a: the scheduler's pid filter follows the processes that call CUDA.
+ * Each joins it whole, with the tasks /proc lists; what those start later,
+ * the filter's fork-following adds.
+ */
+
+struct pid_list {
+	pid_t *pids;
+	size_t n, cap;
+};
+
+static int pid_list_add(struct pid_list *l, pid_t pid)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 64;
+		pid_t *p = realloc(l->pids, cap * sizeof(*p));
+
+		if (!p)
+			return -1;
+		l->pids = p;
+		l->cap = cap;
+	}
+	l->pids[l->n++] = pid;
+	return 0;
+}
+
+/* Adds process pid's tasks to l, unless its main thread is followed already. */
+static void list_process(struct ingero_recorder *r, pid_t pid, struct pid_list *l)
+{
+	struct thread *main_thread = thread_get(r, pid, pid);
+	char path[64];
+	struct dirent *e;
+	DIR *d;
+
+	if (main_thread && main_thread->followed)
+		return;
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	if (!(d = opendir(path)))
+		return;
+	while ((e = readdir(d))) {
+		pid_t tid = (pid_t)strtol(e->d_name, NULL, 10);
+		struct thread *t = tid > 0 ? thread_get(r, tid, pid) : NULL;
+
+		if (t && !t->followed && !pid_list_add(l, tid))
+			t->followed = 1;
+	}
+	closedir(d);
+}
+
+/* Adds the threads seen calling CUDA outside the filter, with their processes, in one write. */
+static void follow_callers(struct ingero_recorder *r)
+{
+	struct pid_list callers = { 0 }, all = { 0 };
+	struct thread *t;
+	size_t i;
+
+	for (i = 0; i < r->threads_cap; i++)
+		if (r->threads[i].tid && r->threads[i].to_follow) {
+			r->threads[i].to_follow = 0;
+			pid_list_add(&callers, r->threads[i].tid);
+		}
+	r->to_follow = 0;
+	/* found by tid each time: the table may grow as the processes' tasks join it */
+	for (i = 0; i < callers.n; i++) {
+		if ((t = thread_get(r, callers.pids[i], 0)) && !t->followed)
+			list_process(r, t->pid, &all);
+		if ((t = thread_get(r, callers.pids[i], 0)) && !t->followed && !pid_list_add(&all, t->tid))
+			t->followed = 1;
+	}
+	if (all.n && ingero_session_follow(r->s, all.pids, all.n))
+		warning("the scheduler's events of %zu task(s) that call CUDA are not recorded", all.n);
+	free(callers.pids);
+	free(all.pids);
+}
+
+/* Whether a line of /proc/PID/maps maps a file that ingero probes. */
+static int maps_probed(const struct ingero_recorder *r, const char *line)
+{
+	unsigned major, minor;
+	unsigned long ino;
+	size_t i;
+
+	if (sscanf(line, "%*s %*s %*s %x:%x %lu", &major, &minor, &ino) != 3 || !ino)
+		return 0;
+	for (i = 0; i < r->nfiles; i++)
+		if (r->files[i].ino == ino && r->files[i].dev == makedev(major, minor))
+			return 1;
+	return 0;
+}
+
+int ingero_recorder_follow_mapped(struct ingero_recorder *r)
+{
+	struct pid_list all = { 0 };
+	struct dirent *e;
+	char path[300], line[4096];
+	DIR *d = opendir("/proc");
+	int ret = 0;
+
+	if (!d)
+		return error_errno("cannot read /proc");
+	pthread_mutex_lock(&r->lock);
+	while ((e = readdir(d))) {
+		pid_t pid = (pid_t)strtol(e->d_name, NULL, 10);
+		FILE *f;
+
+		if (pid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+		if (!(f = fopen(path, "r")))
+			continue;
+		while (fgets(line, sizeof(line), f))
+			if (maps_probed(r, line)) {
+				list_process(r, pid, &all);
+				break;
+			}
+		fclose(f);
+	}
+	closedir(d);
+	pthread_mutex_unlock(&r->lock);
+	if (all.n)
+		ret = ingero_session_follow(r->s, all.pids, all.n);
+	free(all.pids);
+	return ret;
 }
 
 /* Per-event path. */
@@ -841,6 +975,10 @@ static void on_entry(struct ingero_recorder *r, const struct handler *h, const v
 
 	if (!t)
 		return;
+	if (r->follow && !t->followed && !t->to_follow) {
+		t->to_follow = 1;
+		r->to_follow++;
+	}
 	if (t->depth == MAX_DEPTH) {
 		r->st.unpaired++;
 		return;
@@ -937,6 +1075,8 @@ static void on_task(struct ingero_recorder *r, const struct handler *h, const vo
 		t->child_tid = read_signed(data, &h->f[FK_CHILD]);
 		th = thread_get(r, t->child_tid, 0);
 		t->child_pid = th ? th->pid : (uint32_t)t->child_tid;
+		if (th && r->follow)
+			th->followed = 1;	/* as on_newtask(), for kernels without task_newtask */
 		t->comm = field_str(data, &h->f[FK_CHILD_COMM]);
 		break;
 	case H_EXEC:
@@ -959,8 +1099,11 @@ static void on_task(struct ingero_recorder *r, const struct handler *h, const vo
 		t->tid = tid;
 	th = thread_get(r, t->tid, 0);
 	t->pid = th ? th->pid : (uint32_t)t->tid;
-	if (th && h->kind == H_EXIT)
+	if (th && h->kind == H_EXIT) {
 		close_calls(r, th, ts);
+		/* the kernel drops an ended task from its filter; a task given its tid later is another */
+		th->followed = 0;
+	}
 	emit(r, &ev);
 }
 
@@ -973,8 +1116,11 @@ static void on_newtask(struct ingero_recorder *r, const struct handler *h, const
 	uint32_t pid = is_thread && parent ? parent->pid : (uint32_t)child;
 
 	/* the tid may be one a task that ended had: the new task is another */
-	if ((t = thread_get(r, child, pid)))
+	if ((t = thread_get(r, child, pid))) {
 		t->pid = pid;
+		/* -a: only a task of the filter's is seen starting one, which the filter then holds too */
+		t->followed = r->follow;
+	}
 }
 
 static void handle(struct ingero_recorder *r, void *data, uint64_t ts, int cpu)
@@ -1067,8 +1213,8 @@ static struct cpu_reader *oldest(struct ingero_recorder *r)
 	struct cpu_reader *best = NULL;
 	int i;
 
-	for (i = 0; i < r->ncpus; i++) {
-		struct cpu_reader *c = &r->cpus[i];
+	for (i = 0; i < r->nreaders; i++) {
+		struct cpu_reader *c = &r->readers[i];
 
 		if (c->rec && (!best || c->rec_ts < best->rec_ts))
 			best = c;
@@ -1081,15 +1227,15 @@ static void check_dropped(struct ingero_recorder *r, uint64_t now)
 {
 	int i;
 
-	for (i = 0; i < r->ncpus; i++) {
-		struct cpu_reader *c = &r->cpus[i];
+	for (i = 0; i < r->nreaders; i++) {
+		struct cpu_reader *c = &r->readers[i];
 		long long n;
 
 		if (!c->tcpu)
 			continue;
-		n = ingero_session_dropped(r->s, i);
+		n = ingero_session_dropped(r->s, c->buf, c->cpu);
 		if (n > (long long)c->dropped) {
-			note_lost(r, i, r->last_dropped_check ? r->last_dropped_check : c->last_ts,
+			note_lost(r, c->cpu, r->last_dropped_check ? r->last_dropped_check : c->last_ts,
 				  now, n - c->dropped);
 			c->dropped = n;
 		}
@@ -1107,10 +1253,10 @@ static int read_and_merge(struct ingero_recorder *r, uint64_t watermark)
 	struct cpu_reader *c;
 	int i, full = 0, handled = 0;
 
-	for (i = 0; i < r->ncpus; i++) {
+	for (i = 0; i < r->nreaders; i++) {
 		uint64_t cap;
 
-		c = &r->cpus[i];
+		c = &r->readers[i];
 		if (!c->tcpu)
 			continue;
 		cap = read_cpu(r, c);
@@ -1139,6 +1285,8 @@ int ingero_recorder_poll(struct ingero_recorder *r, int final)
 	/* round after round while the pools fill up: behind after a stall, the reading catches up at once */
 	while (read_and_merge(r, watermark))
 		;
+	if (r->to_follow)
+		follow_callers(r);
 	if (final || now - r->last_dropped_check >= DROPPED_CHECK_NS)
 		check_dropped(r, final ? r->last_ts : now);
 	pthread_mutex_unlock(&r->lock);
@@ -1170,16 +1318,16 @@ void ingero_recorder_free(struct ingero_recorder *r)
 
 	if (!r)
 		return;
-	for (i = 0; r->cpus && i < (size_t)r->ncpus; i++) {
-		if (r->cpus[i].tcpu)
-			tracefs_cpu_close(r->cpus[i].tcpu);
-		kbuffer_free(r->cpus[i].kbuf);
-		free(r->cpus[i].pages);
+	for (i = 0; r->readers && i < (size_t)r->nreaders; i++) {
+		if (r->readers[i].tcpu)
+			tracefs_cpu_close(r->readers[i].tcpu);
+		kbuffer_free(r->readers[i].kbuf);
+		free(r->readers[i].pages);
 	}
 	for (i = 0; i < r->nhandlers; i++)
 		free(r->handlers[i]);
 	free(r->handlers);
-	free(r->cpus);
+	free(r->readers);
 	free(r->threads);
 	free(r->files);
 	free(r->offsets);

@@ -41,6 +41,12 @@ struct ingero_recorder *ingero_recorder_new(struct ingero_session *s, struct ing
  */
 int ingero_recorder_probe_lib(struct ingero_recorder *r, const char *path, pid_t pid);
 /*
+ * -a: the processes that map a probed file now join the pid filter of the
+ * scheduler's events, whole; those that do later join it at their first
+ * call. 0 or -1.
+ */
+int ingero_recorder_follow_mapped(struct ingero_recorder *r);
+/*
  * Reads what the ring buffers hold and writes every event older than a
  * moment ago (all of them when final), in time order.
  */

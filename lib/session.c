@@ -20,6 +20,8 @@
 
 #define GROUP_PREFIX "ingero_"
 #define INSTANCE_PREFIX "ingero-"
+/* What ends the name of the instance that holds the scheduler's events apart (see ingero_session.sched). */
+#define SCHED_SUFFIX ".sched"
 
 /* The kernel's first PID namespace (PROC_PID_INIT_INO): the one whose pids trace events and set_event_pid use. */
 #define INIT_PID_NS 4026531836UL
@@ -123,15 +125,22 @@ static int pid_ns_alive(unsigned long ino)
  */
 static pid_t owner_pid(const char *name, const char *prefix, unsigned long *ns)
 {
-	size_t n = strlen(prefix);
-	char *end, *tail;
+	size_t n = strlen(prefix), len;
+	char *end, *tail, rest[32];
 	long pid;
 
 	if (strncmp(name, prefix, n) || !isdigit((unsigned char)name[n]))
 		return 0;
 	pid = strtol(name + n, &end, 10);
-	if (pid <= 0)
+	len = strlen(end);
+	if (pid <= 0 || len >= sizeof(rest))
 		return 0;
+	/* the scheduler's instance of a session is the session's */
+	if (len >= strlen(SCHED_SUFFIX) && !strcmp(end + len - strlen(SCHED_SUFFIX), SCHED_SUFFIX))
+		len -= strlen(SCHED_SUFFIX);
+	memcpy(rest, end, len);
+	rest[len] = 0;
+	end = rest;
 	if (!strcmp(end, ns_suffix))
 		*ns = 0;
 	else if (!*end)
@@ -335,14 +344,24 @@ static pid_t start_keeper(struct ingero_session *s)
 	return pid;
 }
 
-struct tracefs_cpu *ingero_session_open_cpu(struct ingero_session *s, int cpu)
+int ingero_session_buffers(const struct ingero_session *s)
+{
+	return s->sched ? 2 : 1;
+}
+
+static struct tracefs_instance *buffer_instance(const struct ingero_session *s, int buf)
+{
+	return buf ? s->sched : s->instance;
+}
+
+struct tracefs_cpu *ingero_session_open_cpu(struct ingero_session *s, int buf, int cpu)
 {
 	struct tracefs_cpu *tcpu;
 	char name[64], *path;
 	int fd;
 
 	snprintf(name, sizeof(name), "per_cpu/cpu%d/trace_pipe_raw", cpu);
-	path = tracefs_instance_get_file(s->instance, name);
+	path = tracefs_instance_get_file(buffer_instance(s, buf), name);
 	fd = path ? open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC) : -1;
 	tracefs_put_tracing_file(path);
 	if (fd < 0)
@@ -376,22 +395,30 @@ static int readme_has(const char *dir, const char *needle)
 	return found;
 }
 
-static int setup_instance(struct ingero_session *s, pid_t owner, size_t buffer_kb)
+/* The instance of the session named owner and role, with buffer_kb per CPU; NULL with the error said. */
+static struct tracefs_instance *make_instance(pid_t owner, const char *role, size_t buffer_kb)
 {
+	struct tracefs_instance *inst;
 	char name[64];
 
-	snprintf(name, sizeof(name), INSTANCE_PREFIX "%d%s", (int)owner, ns_suffix);
-	s->instance = tracefs_instance_create(name);
-	if (!s->instance)
-		return error_errno("cannot create tracefs instance '%s'", name);
-	tracefs_trace_off(s->instance);
-	if (tracefs_instance_file_write(s->instance, "trace_clock", "mono") < 0)
-		return error("tracefs instance '%s': the kernel has no 'mono' trace clock", name);
-	if (tracefs_instance_set_buffer_size(s->instance, buffer_kb, -1) < 0)
-		return error_errno("cannot set the ring buffer to %zu KiB per CPU", buffer_kb);
-	/* When the buffer is full the kernel drops new events and counts them, keeping old ones. */
-	tracefs_option_disable(s->instance, TRACEFS_OPTION_OVERWRITE);
-	return 0;
+	snprintf(name, sizeof(name), INSTANCE_PREFIX "%d%s%s", (int)owner, ns_suffix, role);
+	inst = tracefs_instance_create(name);
+	if (!inst) {
+		error_errno("cannot create tracefs instance '%s'", name);
+		return NULL;
+	}
+	tracefs_trace_off(inst);
+	if (tracefs_instance_file_write(inst, "trace_clock", "mono") < 0) {
+		error("tracefs instance '%s': the kernel has no 'mono' trace clock", name);
+	} else if (tracefs_instance_set_buffer_size(inst, buffer_kb, -1) < 0) {
+		error_errno("cannot set the ring buffer to %zu KiB per CPU", buffer_kb);
+	} else {
+		/* When the buffer is full the kernel drops new events and counts them, keeping old ones. */
+		tracefs_option_disable(inst, TRACEFS_OPTION_OVERWRITE);
+		return inst;
+	}
+	tracefs_instance_free(inst);
+	return NULL;
 }
 
 /* What ingero's trace_marker line says: the print event's id, and who wrote it. */
@@ -428,7 +455,31 @@ static int learn_host_pid(struct ingero_session *s)
 	return 0;
 }
 
-struct ingero_session *ingero_session_new(size_t buffer_kb)
+/* The kernel's pid filter of inst: these pids, and every task they start from now on. */
+static int set_pid_filter(struct tracefs_instance *inst, const char *pids)
+{
+	if (tracefs_option_enable(inst, TRACEFS_OPTION_EVENT_FORK))
+		return error("this kernel cannot follow forks in its pid filter (option event-fork)");
+	if (tracefs_instance_file_write(inst, "set_event_pid", pids) < 0)
+		return error_errno("cannot set the pid filter to '%s'", pids);
+	return 0;
+}
+
+/*
+ * The scheduler's instance of -a: its filter cannot be empty, which would
+ * let every task through, so it starts with the keeper, which sleeps until
+ * the end; the processes seen calling CUDA join it.
+ */
+static int split_sched(struct ingero_session *s, pid_t owner, size_t buffer_kb)
+{
+	char keeper[16];
+
+	snprintf(keeper, sizeof(keeper), "%d", (int)owner);
+	s->sched = make_instance(owner, SCHED_SUFFIX, buffer_kb);
+	return s->sched ? set_pid_filter(s->sched, keeper) : -1;
+}
+
+struct ingero_session *ingero_session_new(size_t buffer_kb, int sched_apart)
 {
 	struct ingero_session *s;
 	const char *dir;
@@ -455,7 +506,8 @@ struct ingero_session *ingero_session_new(size_t buffer_kb)
 	s->tep = tep_alloc();
 	if (!s->tep)
 		goto fail;
-	if (setup_instance(s, owner, buffer_kb) || (s->child_ns && learn_host_pid(s)))
+	s->instance = make_instance(owner, "", buffer_kb);
+	if (!s->instance || (s->child_ns && learn_host_pid(s)) || (sched_apart && split_sched(s, owner, buffer_kb)))
 		goto fail;
 	return s;
 fail:
@@ -517,9 +569,9 @@ int ingero_session_add_uprobe(struct ingero_session *s, const char *name, const 
 }
 
 /* One event's own enable file: tracefs_event_enable() would walk every event of the kernel to match it. */
-static int enable_event(struct ingero_session *s, const char *system, const char *event)
+static int enable_event(struct tracefs_instance *inst, const char *system, const char *event)
 {
-	return tracefs_event_file_write(s->instance, system, event, "enable", "1") < 0 ? -1 : 0;
+	return tracefs_event_file_write(inst, system, event, "enable", "1") < 0 ? -1 : 0;
 }
 
 struct tep_event *ingero_session_enable_uprobe(struct ingero_session *s, const char *name)
@@ -531,7 +583,7 @@ struct tep_event *ingero_session_enable_uprobe(struct ingero_session *s, const c
 		error("cannot read the format of '%s/%s'", s->group, name);
 		return NULL;
 	}
-	if (enable_event(s, s->group, name)) {
+	if (enable_event(s->instance, s->group, name)) {
 		error_errno("cannot enable '%s/%s'", s->group, name);
 		return NULL;
 	}
@@ -563,21 +615,11 @@ struct tep_event *ingero_session_enable(struct ingero_session *s, const char *sy
 		error("this kernel has no event '%s:%s'", system, event);
 		return NULL;
 	}
-	if (enable_event(s, system, event)) {
+	if (enable_event(s->sched ? s->sched : s->instance, system, event)) {
 		error_errno("cannot enable '%s:%s'", system, event);
 		return NULL;
 	}
 	return fmt;
-}
-
-/* The kernel's pid filter: these pids, and every task they start from now on. */
-static int set_pid_filter(struct ingero_session *s, const char *pids)
-{
-	if (tracefs_option_enable(s->instance, TRACEFS_OPTION_EVENT_FORK))
-		return error("this kernel cannot follow forks in its pid filter (option event-fork)");
-	if (tracefs_instance_file_write(s->instance, "set_event_pid", pids) < 0)
-		return error_errno("cannot set the pid filter to '%s'", pids);
-	return 0;
 }
 
 int ingero_session_follow_children(struct ingero_session *s)
@@ -585,7 +627,7 @@ int ingero_session_follow_children(struct ingero_session *s)
 	char self[16];
 
 	snprintf(self, sizeof(self), "%d", (int)s->host_self);
-	return s->child_ns ? set_pid_filter(s, self) : 0;
+	return s->child_ns ? set_pid_filter(s->instance, self) : 0;
 }
 
 /* The pids the filter holds but ingero's own: in a PID namespace of its own, its child's on the host. */
@@ -625,11 +667,26 @@ int ingero_session_filter_pids(struct ingero_session *s, const pid_t *pids, size
 		if (host_children(s, buf, sizeof(buf), &s->child_host))
 			return -1;
 		s->child_local = pids[0];
-		return set_pid_filter(s, buf);
+		return set_pid_filter(s->instance, buf);
 	}
 	for (i = 0; i < n && len < sizeof(buf) - 16; i++)
 		len += snprintf(buf + len, sizeof(buf) - len, "%d ", (int)pids[i]);
-	return set_pid_filter(s, buf);
+	return set_pid_filter(s->instance, buf);
+}
+
+int ingero_session_follow(struct ingero_session *s, const pid_t *tids, size_t n)
+{
+	char buf[4096];
+	size_t i = 0, len;
+
+	while (i < n) {
+		for (len = 0; i < n && len < sizeof(buf) - 16; i++)
+			len += snprintf(buf + len, sizeof(buf) - len, "%d ", (int)tids[i]);
+		/* written without truncating, the pids join those the filter has */
+		if (tracefs_instance_file_append(s->sched, "set_event_pid", buf) < 0)
+			return error_errno("cannot add to the pid filter of the scheduler's events");
+	}
+	return 0;
 }
 
 int ingero_session_pids_left(struct ingero_session *s)
@@ -647,21 +704,26 @@ int ingero_session_pids_left(struct ingero_session *s)
 
 int ingero_session_start(struct ingero_session *s)
 {
-	return tracefs_trace_on(s->instance) ? error_errno("cannot turn tracing on") : 0;
+	return (s->sched && tracefs_trace_on(s->sched)) || tracefs_trace_on(s->instance) ?
+		error_errno("cannot turn tracing on") : 0;
 }
 
 int ingero_session_stop(struct ingero_session *s)
 {
-	return tracefs_trace_off(s->instance) ? error_errno("cannot turn tracing off") : 0;
+	int failed = tracefs_trace_off(s->instance);
+
+	if (s->sched)
+		failed |= tracefs_trace_off(s->sched);
+	return failed ? error_errno("cannot turn tracing off") : 0;
 }
 
-long long ingero_session_dropped(struct ingero_session *s, int cpu)
+long long ingero_session_dropped(struct ingero_session *s, int buf, int cpu)
 {
 	char file[64], *text, *p;
 	long long n = -1;
 
 	snprintf(file, sizeof(file), "per_cpu/cpu%d/stats", cpu);
-	text = tracefs_instance_file_read(s->instance, file, NULL);
+	text = tracefs_instance_file_read(buffer_instance(s, buf), file, NULL);
 	if (!text)
 		return -1;
 	p = strstr(text, "dropped events:");
@@ -678,6 +740,10 @@ void ingero_session_free(struct ingero_session *s)
 	if (s->instance) {
 		tracefs_trace_off(s->instance);
 		tracefs_instance_free(s->instance);
+	}
+	if (s->sched) {
+		tracefs_trace_off(s->sched);
+		tracefs_instance_free(s->sched);
 	}
 	tracefs_dynevent_free(s->last);
 	/* the keeper removes the instance and the events once it sees the end of the socket */

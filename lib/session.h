@@ -18,6 +18,13 @@ struct tracefs_dynevent;
 
 struct ingero_session {
 	struct tracefs_instance *instance;
+	/*
+	 * With -a, the scheduler's events have an instance of their own: its
+	 * pid filter follows the processes seen calling CUDA, while the calls of
+	 * every process reach the uprobes' instance, which has none (the kernel's
+	 * pid filter holds back all the events of an instance). NULL otherwise.
+	 */
+	struct tracefs_instance *sched;
 	struct tep_handle *tep;		/* formats of every event enabled in the instance */
 	char group[48];			/* the uprobe group: "ingero_<pid>", and a container's suffix */
 	struct tracefs_dynevent *last;	/* the event of the last probe made, for its format (the keeper removes them all) */
@@ -48,10 +55,11 @@ struct ingero_session {
 
 /*
  * Checks that this process may trace, removes what dead sessions left
- * behind, starts the keeper and creates the instance with buffer_kb per CPU. Free with
+ * behind, starts the keeper and creates the instance with buffer_kb per CPU,
+ * and with sched_apart the scheduler's instance too. Free with
  * ingero_session_free(). NULL on failure, with the reason printed.
  */
-struct ingero_session *ingero_session_new(size_t buffer_kb);
+struct ingero_session *ingero_session_new(size_t buffer_kb, int sched_apart);
 /* 1 when ingero runs in a PID namespace of its own (a container's), whose pids are not the kernel's. */
 int ingero_session_in_container(void);
 /*
@@ -64,14 +72,16 @@ int ingero_session_add_uprobe(struct ingero_session *s, const char *name, const 
 struct tep_event *ingero_session_enable_uprobe(struct ingero_session *s, const char *name);
 /* The format of a tracepoint, read once; NULL where the kernel has no such event. */
 struct tep_event *ingero_session_event(struct ingero_session *s, const char *system, const char *event);
-/* Enables a tracepoint in the instance and returns its format. */
+/* Enables a tracepoint in the instance (the scheduler's, where it has one) and returns its format. */
 struct tep_event *ingero_session_enable(struct ingero_session *s, const char *system, const char *event);
+/* How many sets of per-CPU ring buffers the session has: one per instance. */
+int ingero_session_buffers(const struct ingero_session *s);
 /*
- * The reader of one CPU's ring buffer, non-blocking and closed on exec: the
- * command that ingero starts must not hold the instance busy. NULL when the
- * CPU has none (offline).
+ * The reader of one CPU's ring buffer of set buf, non-blocking and closed on
+ * exec: the command that ingero starts must not hold the instance busy. NULL
+ * when the CPU has none (offline).
  */
-struct tracefs_cpu *ingero_session_open_cpu(struct ingero_session *s, int cpu);
+struct tracefs_cpu *ingero_session_open_cpu(struct ingero_session *s, int buf, int cpu);
 /*
  * Gives the keeper a copy of the command's library watch (the seccomp
  * listener): once ingero is gone, SIGKILL included, the command's later
@@ -86,6 +96,8 @@ int ingero_session_hand_over(struct ingero_session *s, int listener);
  */
 int ingero_session_follow_children(struct ingero_session *s);
 int ingero_session_filter_pids(struct ingero_session *s, const pid_t *pids, size_t n);
+/* Adds these tasks to the scheduler's instance's pid filter (-a), with what they start from now on. */
+int ingero_session_follow(struct ingero_session *s, const pid_t *tids, size_t n);
 /* The pid in ingero's PID namespace of a host pid: itself in the host's, 0 when unknown. */
 pid_t ingero_session_local_pid(const struct ingero_session *s, pid_t host);
 /* Whether the pid filter still holds a task: the kernel drops each as it ends. 1, 0, or -1 on error. */
@@ -98,7 +110,7 @@ int ingero_session_stop(struct ingero_session *s);
  */
 void ingero_session_free(struct ingero_session *s);
 
-/* The kernel's dropped-event count of one CPU of the instance (events it had no room for). */
-long long ingero_session_dropped(struct ingero_session *s, int cpu);
+/* The kernel's dropped-event count of one CPU's buffer of set buf (events it had no room for). */
+long long ingero_session_dropped(struct ingero_session *s, int buf, int cpu);
 
 #endif

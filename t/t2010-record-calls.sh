@@ -190,6 +190,69 @@ test_expect_success TRACEFS '-a: processes started apart from ingero, each call 
 	! cmp -s alloc.pids launch.pids
 '
 
+# The pid filter of the scheduler's instance of -a, whose keeper is rec's.
+sched_filter() {
+	cat "$TRACING_DIR/instances/ingero-$(pgrep -P $1 -x ingero-cleanup).sched/set_event_pid"
+}
+
+wait_state_stopped() {
+	local i
+	for i in $(seq 500); do
+		grep -q "^State:.*T" /proc/$1/status && return 0
+		sleep 0.01
+	done
+	return 1
+}
+
+test_expect_success TRACEFS '-a: the scheduler events of the processes that use CUDA, and of no other' '
+	"$WORKLOADS/threads" -s 2 20 >out &
+	wl=$! &&
+	test_when_finished "kill -9 $wl 2>/dev/null; true" &&
+	wait_state_stopped $wl &&
+	{ ingero record -q -a --lib "$WORKLOADS/libcudart.so.13" --lib "$WORKLOADS/libcuda.so.1" -o sched.ing.zst & } &&
+	rec=$! &&
+	test_when_finished "kill -9 $rec 2>/dev/null; true" &&
+	wait_tracing $rec &&
+	sched_filter $rec >filter &&
+	grep -qx $wl filter &&
+	# a pipe of byte-sized writes: tens of thousands of switches of tasks that use no CUDA
+	{ dd if=/dev/zero bs=1 count=20000 2>/dev/null | cat >/dev/null; } &&
+	kill -CONT $wl &&
+	wait $wl &&
+	kill -INT $rec &&
+	{ wait $rec || :; } &&
+	ingero dump --stream switch sched.ing.zst >switches &&
+	ingero dump --stream task sched.ing.zst >tasks &&
+	! grep -E "prev_comm=(dd|cat) " switches | grep -vE "next_comm=(threads|wl-thread-[01]|stub-gpu) " &&
+	grep -c "kind=fork pid=$wl .* comm=threads\$" tasks >forks &&
+	test "$(cat forks)" = 2 &&
+	grep -q "prev_comm=wl-thread-0 " switches &&
+	grep -q "prev_comm=wl-thread-1 " switches &&
+	test_api_calls sched.ing.zst cudaMalloc 40
+'
+
+test_expect_success TRACEFS '-a: a process that starts using CUDA later joins at its first call, whole' '
+	ingero record -q -a --lib "$WORKLOADS/libcudart.so.13" --lib "$WORKLOADS/libcuda.so.1" -o late.ing.zst &
+	rec=$! &&
+	test_when_finished "kill -9 $rec 2>/dev/null; true" &&
+	wait_tracing $rec &&
+	{ "$WORKLOADS/threads" -c 2 20 >out & } &&
+	wl=$! &&
+	test_when_finished "kill -9 $wl 2>/dev/null; true" &&
+	wait_state_stopped $wl &&
+	for i in $(seq 500); do sched_filter $rec | grep -qx $wl && break; sleep 0.01; done &&
+	sched_filter $rec >filter &&
+	grep -qx $wl filter &&
+	kill -CONT $wl &&
+	wait $wl &&
+	kill -INT $rec &&
+	{ wait $rec || :; } &&
+	ingero dump --stream task late.ing.zst >tasks &&
+	grep -c "kind=fork pid=$wl .* comm=threads\$" tasks >forks &&
+	test "$(cat forks)" = 2 &&
+	test_api_calls late.ing.zst cudaStreamSynchronize 3
+'
+
 test_expect_success TRACEFS 'the runtime linked into the executable, found through .symtab' '
 	ingero record -q -o s.ing.zst -- "$WORKLOADS/static-rt" 30 >out &&
 	test_api_calls s.ing.zst cudaMalloc 30 &&

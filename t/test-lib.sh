@@ -194,7 +194,8 @@ pid_ns_alive() {
 # What ingero left in the kernel, once the keepers of ended sessions are done:
 # uprobe events and instances of ours whose keeper is gone (a live one
 # belongs to a session still running). A container's session, named
-# ingero-PID_NS, is left over once its namespace is gone.
+# ingero-PID_NS, is left over once its namespace is gone; -a's second
+# instance, ingero-PID.sched, is its session's.
 ingero_kernel_leftovers() {
 	[ -n "$TRACING_DIR" ] || find_tracing_dir || return 0
 	wait_keepers
@@ -203,6 +204,7 @@ ingero_kernel_leftovers() {
 		ls "$TRACING_DIR/instances" 2>/dev/null | grep '^ingero'
 	} | while read -r name; do
 		owner=${name#ingero[_-]}
+		owner=${owner%.sched}
 		case "$owner" in
 		*[!0-9_]*|'') echo "$name" ;;
 		*_*) pid_ns_alive "${owner#*_}" || echo "$name" ;;

@@ -2,7 +2,8 @@
  * threads [-s] T N: T threads (named wl-thread-I), each making N rounds of
  * cudaMalloc(4096), cudaLaunchKernel, cudaFree, then one cudaStreamSynchronize.
  * With -s it stops itself (SIGSTOP) first, its libraries mapped, for a test
- * to act before the threads start.
+ * to act before the threads start; with -c it makes one cudaStreamSynchronize
+ * before it stops.
  *   threads cudaMalloc=T*N cudaLaunchKernel=T*N cudaFree=T*N cudaStreamSynchronize=T threads=T
  */
 #include <signal.h>
@@ -30,11 +31,13 @@ static void *worker(void *arg)
 
 int main(int argc, char **argv)
 {
-	int stop = argc > 1 && !strcmp(argv[1], "-s");
+	int stop = argc > 1 && (!strcmp(argv[1], "-s") || !strcmp(argv[1], "-c"));
 	unsigned long t = number(argc > 1 + stop ? argv[1 + stop] : NULL, "T"), i;
 	pthread_t *tids = calloc(t, sizeof(*tids));
 
 	rounds = number(argc > 2 + stop ? argv[2 + stop] : NULL, "N");
+	if (stop && argv[1][1] == 'c')
+		CALL(cudaStreamSynchronize, (NULL));
 	if (stop)
 		raise(SIGSTOP);
 	for (i = 0; i < t; i++)
