@@ -1,9 +1,11 @@
 /* main: finds the subcommand in the command table and runs it. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "builtin.h"
 
 struct command {
@@ -59,10 +61,25 @@ static void usage(FILE *f)
 	fprintf(f, "\n'ingero <command> --help' shows the options of a command.\n");
 }
 
+/*
+ * A standard stream its caller closed gets /dev/null: otherwise the first
+ * file ingero opens (the trace) would take its number, and its messages.
+ */
+static void fill_std_fds(void)
+{
+	int fd;
+
+	while ((fd = open("/dev/null", O_RDWR)) >= 0 && fd <= STDERR_FILENO)
+		;
+	if (fd > STDERR_FILENO)
+		close(fd);
+}
+
 int main(int argc, const char **argv)
 {
 	size_t i;
 
+	fill_std_fds();
 	if (argc < 2) {
 		usage(stderr);
 		return 129;

@@ -148,6 +148,13 @@ test_expect_success TRACEFS 'the command keeps its stdin and stdout' '
 	test "$(cat out)" = hello
 '
 
+test_expect_success TRACEFS 'standard error closed: the summary and the warnings stay out of the trace' '
+	ingero record -o closed.ing.zst -- "$WORKLOADS/alloc-free" 10 >out 2>&- &&
+	test_api_calls closed.ing.zst cudaMalloc 10 &&
+	ingero record -q -o nocuda.ing.zst -- "$WORKLOADS/nocuda" 10 >out 2>&- &&
+	ingero info nocuda.ing.zst >info
+'
+
 test_expect_success TRACEFS 'default output, an existing trace kept as .old, mode 0600' '
 	echo previous >ingero.ing.zst &&
 	ingero record -q -- "$WORKLOADS/nocuda" 10 >/dev/null 2>err &&
