@@ -97,7 +97,9 @@ struct cpu_reader {
 	unsigned head, tail;	/* pages [tail, head) are unread, modulo PAGES_PER_CPU */
 	void *rec;		/* the record under the cursor, in the page at tail */
 	unsigned long long rec_ts;
-	uint64_t last_ts;
+	/* every event of the CPU up to this time is handled: where a stretch of lost ones can begin */
+	uint64_t seen;
+	int drained;		/* the last read found no more pages */
 	uint64_t dropped;	/* the kernel's count at the last check */
 };
 
@@ -130,6 +132,16 @@ struct ingero_recorder {
 	size_t to_follow;
 	uint64_t next_call_id;
 	uint64_t last_ts;
+
+	/*
+	 * Lost stretches wait here, by start, until no later one can begin
+	 * before them: the trace's streams are each in order.
+	 */
+	struct ingero_lost_note {
+		uint64_t from, to, count;
+		int cpu;
+	} *lost;
+	size_t nlost, lost_cap;
 
 	struct probed_file *files;
 	size_t nfiles;
@@ -1149,15 +1161,55 @@ static void handle(struct ingero_recorder *r, void *data, uint64_t ts, int cpu)
 
 static void note_lost(struct ingero_recorder *r, int cpu, uint64_t from, uint64_t to, uint64_t count)
 {
-	struct ingero_event ev = { .stream = INGERO_STREAM_LOST, .ts = from };
+	size_t i;
 
-	ev.lost.cpu = cpu;
-	ev.lost.end_ns = to;
-	ev.lost.count = count;
 	r->st.lost += count;
 	if (cpu < 256)
 		r->st.lost_per_cpu[cpu] += count;
-	emit(r, &ev);
+	if (r->nlost == r->lost_cap) {
+		size_t cap = r->lost_cap ? 2 * r->lost_cap : 64;
+		struct ingero_lost_note *p = realloc(r->lost, cap * sizeof(*p));
+
+		if (!p) {
+			error("out of memory for a stretch of %llu lost events", (unsigned long long)count);
+			return;
+		}
+		r->lost = p;
+		r->lost_cap = cap;
+	}
+	for (i = r->nlost; i > 0 && r->lost[i - 1].from > from; i--)
+		r->lost[i] = r->lost[i - 1];
+	r->lost[i] = (struct ingero_lost_note){ from, to, count, cpu };
+	r->nlost++;
+}
+
+/* Writes the lost stretches that begin at or before floor, in order. */
+static void emit_lost(struct ingero_recorder *r, uint64_t floor)
+{
+	size_t i;
+
+	for (i = 0; i < r->nlost && r->lost[i].from <= floor; i++) {
+		struct ingero_event ev = { .stream = INGERO_STREAM_LOST, .ts = r->lost[i].from };
+
+		ev.lost.cpu = r->lost[i].cpu;
+		ev.lost.end_ns = r->lost[i].to;
+		ev.lost.count = r->lost[i].count;
+		emit(r, &ev);
+	}
+	memmove(r->lost, r->lost + i, (r->nlost - i) * sizeof(*r->lost));
+	r->nlost -= i;
+}
+
+/* Where the next lost stretch can begin at the earliest: no CPU's before what it has handled, nor a count's check. */
+static uint64_t lost_floor(const struct ingero_recorder *r)
+{
+	uint64_t floor = r->last_dropped_check ? r->last_dropped_check : UINT64_MAX;
+	int i;
+
+	for (i = 0; i < r->nreaders; i++)
+		if (r->readers[i].tcpu && r->readers[i].seen < floor)
+			floor = r->readers[i].seen;
+	return floor;
 }
 
 static char *page_at(struct ingero_recorder *r, struct cpu_reader *c, unsigned i)
@@ -1199,7 +1251,7 @@ static void advance(struct ingero_recorder *r, struct cpu_reader *c, int load)
 		if (kbuffer_missed_events(c->kbuf) && c->rec) {
 			int missed = kbuffer_missed_events(c->kbuf);
 
-			note_lost(r, c->cpu, c->last_ts, c->rec_ts, missed > 0 ? missed : 0);
+			note_lost(r, c->cpu, c->seen, c->rec_ts, missed > 0 ? missed : 0);
 		}
 		if (c->rec)
 			return;
@@ -1235,7 +1287,7 @@ static void check_dropped(struct ingero_recorder *r, uint64_t now)
 			continue;
 		n = ingero_session_dropped(r->s, c->buf, c->cpu);
 		if (n > (long long)c->dropped) {
-			note_lost(r, c->cpu, r->last_dropped_check ? r->last_dropped_check : c->last_ts,
+			note_lost(r, c->cpu, r->last_dropped_check ? r->last_dropped_check : c->seen,
 				  now, n - c->dropped);
 			c->dropped = n;
 		}
@@ -1260,7 +1312,8 @@ static int read_and_merge(struct ingero_recorder *r, uint64_t watermark)
 		if (!c->tcpu)
 			continue;
 		cap = read_cpu(r, c);
-		if (cap != UINT64_MAX)
+		c->drained = cap == UINT64_MAX;
+		if (!c->drained)
 			full = 1;
 		if (cap < watermark)
 			watermark = cap;
@@ -1269,9 +1322,15 @@ static int read_and_merge(struct ingero_recorder *r, uint64_t watermark)
 	}
 	while ((c = oldest(r)) && c->rec_ts <= watermark) {
 		handle(r, c->rec, c->rec_ts, c->cpu);
-		c->last_ts = c->rec_ts;
+		c->seen = c->rec_ts;
 		advance(r, c, 0);
 		handled = 1;
+	}
+	/* a CPU whose buffer was empty has nothing before the watermark left: its losses can only come later */
+	for (i = 0; i < r->nreaders; i++) {
+		c = &r->readers[i];
+		if (c->tcpu && c->drained && !c->rec && watermark != UINT64_MAX && watermark > c->seen)
+			c->seen = watermark;
 	}
 	return full && handled;
 }
@@ -1289,6 +1348,7 @@ int ingero_recorder_poll(struct ingero_recorder *r, int final)
 		follow_callers(r);
 	if (final || now - r->last_dropped_check >= DROPPED_CHECK_NS)
 		check_dropped(r, final ? r->last_ts : now);
+	emit_lost(r, final ? UINT64_MAX : lost_floor(r));
 	pthread_mutex_unlock(&r->lock);
 	return 0;
 }
@@ -1328,6 +1388,7 @@ void ingero_recorder_free(struct ingero_recorder *r)
 		free(r->handlers[i]);
 	free(r->handlers);
 	free(r->readers);
+	free(r->lost);
 	free(r->threads);
 	free(r->files);
 	free(r->offsets);
