@@ -20,42 +20,6 @@ static const char *const analyze_usage[] = {
 	NULL,
 };
 
-static uint64_t from_rel, to_rel;
-static int have_from, have_to;
-
-/* "1.5s", "200ms", "30us", "500ns"; a bare number is seconds. */
-static int parse_time(const char *arg, uint64_t *ns)
-{
-	static const struct { const char *unit; double mul; } units[] = {
-		{ "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 }, { "", 1e9 },
-	};
-	char *end;
-	double v;
-	size_t i;
-
-	errno = 0;
-	v = strtod(arg, &end);
-	if (errno || end == arg || v < 0)
-		return -1;
-	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-		if (!strcmp(end, units[i].unit)) {
-			*ns = (uint64_t)(v * units[i].mul + 0.5);
-			return 0;
-		}
-	return -1;
-}
-
-static int time_option(const struct option *opt, const char *arg)
-{
-	int is_from = opt->value == &from_rel;
-
-	if (parse_time(arg, opt->value))
-		return error("option '--%s' wants a time from the start, like 1.5s or 200ms, not '%s'",
-			     opt->long_name, arg);
-	*(is_from ? &have_from : &have_to) = 1;
-	return 0;
-}
-
 /* What the renderers need besides the report. */
 struct out {
 	FILE *f;
@@ -887,14 +851,15 @@ static int terminal_width(void)
 int cmd_analyze(int argc, const char **argv)
 {
 	int json = 0, top = -1, tid = 0, no_color = 0, ret;
+	uint64_t from = 0, to = UINT64_MAX;
 	const char *api = NULL, *term = getenv("TERM");
 	struct option options[] = {
 		OPT_BOOL(0, "json", &json, "print the report as one JSON object (ingero-analyze-json(5))"),
 		OPT_INT(0, "top", &top, "n", "show the first n chains, interferers and allocations (default 10)"),
 		OPT_STRING(0, "api", &api, "name", "only the calls of this API"),
 		OPT_INT(0, "tid", &tid, "tid", "only the calls and statistics of this thread"),
-		OPT_CALLBACK(0, "from", &from_rel, "time", "only calls entered at or after this time from the start (1.5s, 200ms)", time_option),
-		OPT_CALLBACK(0, "to", &to_rel, "time", "only calls entered before this time from the start", time_option),
+		OPT_TIME(0, "from", &from, "only calls entered at or after this time from the start (1.5s, 200ms)"),
+		OPT_TIME(0, "to", &to, "only calls entered before this time from the start"),
 		OPT_BOOL(0, "no-color", &no_color, "no colours, even on a terminal"),
 		OPT_END(),
 	};
@@ -911,8 +876,9 @@ int cmd_analyze(int argc, const char **argv)
 		error(argc ? "analyze takes one trace, not %d" : "analyze needs a trace: ingero analyze FILE", argc);
 		usage_with_options(analyze_usage, options, 1);
 	}
-	if (have_from && have_to && to_rel <= from_rel) {
-		error("--to must come after --from");
+	/* a --to past 64 bits of ns is as open as none, whatever --from is */
+	if (to != UINT64_MAX && to <= from) {
+		error("--to must come after --from (0 when not given)");
 		usage_with_options(analyze_usage, options, 1);
 	}
 	r = ingero_reader_open(argv[0]);
@@ -929,12 +895,12 @@ int cmd_analyze(int argc, const char **argv)
 	}
 	/* The window is relative to the first event, which the index knows before reading. */
 	opts.start_ns = o.h->start_ns;
-	if ((have_from || have_to) && !ingero_reader_stats(r, &st) && st.first_ns && st.first_ns < opts.start_ns)
+	if ((from || to != UINT64_MAX) && !ingero_reader_stats(r, &st) && st.first_ns && st.first_ns < opts.start_ns)
 		opts.start_ns = st.first_ns;
-	if (have_from)
-		opts.from_ns = opts.start_ns + from_rel;
-	if (have_to)
-		opts.to_ns = opts.start_ns + to_rel;
+	if (from)
+		opts.from_ns = time_after(opts.start_ns, from);
+	if (to != UINT64_MAX)
+		opts.to_ns = time_after(opts.start_ns, to);
 	a = ingero_analysis_new(&opts);
 	if (!a) {
 		ingero_reader_close(r);

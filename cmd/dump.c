@@ -13,39 +13,9 @@ static const char *const dump_usage[] = {
 	NULL,
 };
 
-/*
- * A time relative to the trace's start: seconds ("1.5"), or a number with
- * a unit suffix: s, ms, us, ns ("250ms", "1500000000ns").
- */
-static int parse_time(const char *arg, uint64_t *ns)
-{
-	static const struct { const char *suffix; double scale; } units[] = {
-		{ "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 }, { "", 1e9 },
-	};
-	char *end;
-	double v;
-	size_t i;
-
-	errno = 0;
-	if (*arg == '-' || !*arg)
-		return -1;
-	v = strtod(arg, &end);
-	if (errno || end == arg)
-		return -1;
-	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-		if (!strcmp(end, units[i].suffix)) {
-			/* an integer count of ns is kept exact, beyond a double's 53 bits */
-			if (units[i].scale == 1 && !strchr(arg, '.'))
-				*ns = strtoull(arg, NULL, 10);
-			else
-				*ns = (uint64_t)(v * units[i].scale + 0.5);
-			return 0;
-		}
-	return -1;
-}
-
 struct dump_opts {
-	const char *streams, *from, *to, *tid_arg;
+	const char *streams, *tid_arg;
+	uint64_t from, to;
 	uint64_t tid;
 	int json;
 };
@@ -73,16 +43,15 @@ static int stream_mask(const char *list, uint32_t *mask)
 
 int cmd_dump(int argc, const char **argv)
 {
-	struct dump_opts o = { 0 };
+	struct dump_opts o = { .to = UINT64_MAX };
 	struct option opts[] = {
 		OPT_BOOL(0, "json", &o.json, "one JSON object per line"),
 		OPT_STRING(0, "stream", &o.streams, "name[,name]", "only these streams: call, open, switch, wakeup, task, lost, lib"),
 		OPT_STRING(0, "tid", &o.tid_arg, "tid", "only the events of this thread (as caller, prev, next, waker, wakee or child)"),
-		OPT_STRING(0, "from", &o.from, "time", "start at this time after the trace's start: seconds, or with s, ms, us, ns"),
-		OPT_STRING(0, "to", &o.to, "time", "stop before this time after the trace's start"),
+		OPT_TIME(0, "from", &o.from, "start at this time after the trace's start: seconds, or with s, ms, us, ns"),
+		OPT_TIME(0, "to", &o.to, "stop before this time after the trace's start"),
 		OPT_END(),
 	};
-	uint64_t from = 0, to = UINT64_MAX;
 	struct ingero_reader *r;
 	const struct ingero_header *h;
 	struct ingero_event ev;
@@ -93,10 +62,6 @@ int cmd_dump(int argc, const char **argv)
 	argc = parse_options(argc, argv, opts, dump_usage, 0);
 	if (argc != 1)
 		usage_with_options(dump_usage, opts, 1);
-	if ((o.from && parse_time(o.from, &from)) || (o.to && parse_time(o.to, &to))) {
-		error("--from and --to take seconds after the trace's start, or a number with s, ms, us or ns");
-		usage_with_options(dump_usage, opts, 1);
-	}
 	if (o.streams && stream_mask(o.streams, &mask))
 		usage_with_options(dump_usage, opts, 1);
 	if (o.tid_arg) {
@@ -115,11 +80,10 @@ int cmd_dump(int argc, const char **argv)
 	h = ingero_reader_header(r);
 	ingero_reader_streams(r, mask);
 	if (o.from)
-		ingero_reader_seek(r, h->start_ns + from);
-	if (o.to && to <= UINT64_MAX - h->start_ns)
-		to += h->start_ns;
+		ingero_reader_seek(r, time_after(h->start_ns, o.from));
+	o.to = time_after(h->start_ns, o.to);
 	while ((ret = ingero_reader_next(r, &ev)) == 1) {
-		if (ingero_event_key(&ev) >= to)
+		if (ingero_event_key(&ev) >= o.to)
 			break;
 		if (o.tid_arg && !ingero_text_has_tid(&ev, (uint32_t)o.tid))
 			continue;

@@ -1,4 +1,5 @@
 /* The option parser: long and short options from a table, usage printed from the same table. */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,42 @@ static int set_number(const struct option *o, const char *arg, const char *name)
 	return 0;
 }
 
+/*
+ * A time after the trace's start: seconds ("1.5"), or a number with a unit:
+ * s, ms, us, ns ("250ms", "1500000000ns"). One too large for 64 bits of ns
+ * is UINT64_MAX, after the end of any trace; inf, nan and negative times are
+ * refused.
+ */
+static int parse_time(const char *arg, uint64_t *ns)
+{
+	static const struct { const char *unit; double scale; } units[] = {
+		{ "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 }, { "", 1e9 },
+	};
+	size_t len = strspn(arg, "0123456789.eE+-");
+	char *end;
+	double v;
+	size_t i;
+
+	if (!isdigit((unsigned char)*arg) && *arg != '.')
+		return -1;
+	v = strtod(arg, &end);
+	if (end != arg + len)
+		return -1;
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(end, units[i].unit))
+			continue;
+		/* an integer count of ns is kept exact, beyond a double's 53 bits */
+		if (units[i].scale == 1 && strcspn(arg, ".eE") >= len)
+			*ns = strtoull(arg, NULL, 10);
+		else if (v * units[i].scale + 0.5 >= 18446744073709551616.0)
+			*ns = UINT64_MAX;
+		else
+			*ns = (uint64_t)(v * units[i].scale + 0.5);
+		return 0;
+	}
+	return -1;
+}
+
 static int apply(const struct option *o, const char *arg, const char *name)
 {
 	switch (o->type) {
@@ -37,6 +74,11 @@ static int apply(const struct option *o, const char *arg, const char *name)
 	case OPTION_INT:
 	case OPTION_U64:
 		return set_number(o, arg, name);
+	case OPTION_TIME:
+		if (parse_time(arg, o->value))
+			return error("option '%s' wants a time after the trace's start (1.5, 250ms, 30us, 500ns), not '%s'",
+				     name, arg);
+		return 0;
 	case OPTION_CALLBACK:
 		return o->callback(o, arg);
 	default:

@@ -10,6 +10,7 @@ enum option_type {
 	OPTION_STRING,		/* const char **: the argument */
 	OPTION_INT,		/* int *: a decimal number */
 	OPTION_U64,		/* uint64_t *: a number */
+	OPTION_TIME,		/* uint64_t *: ns after the trace's start, UINT64_MAX past 64 bits of ns */
 	OPTION_CALLBACK,	/* callback(opt, arg): 0 or -1 after printing an error */
 };
 
@@ -27,8 +28,15 @@ struct option {
 #define OPT_STRING(s, l, v, a, h)	{ OPTION_STRING, (s), (l), (v), (a), (h), NULL }
 #define OPT_INT(s, l, v, a, h)		{ OPTION_INT, (s), (l), (v), (a), (h), NULL }
 #define OPT_U64(s, l, v, a, h)		{ OPTION_U64, (s), (l), (v), (a), (h), NULL }
+#define OPT_TIME(s, l, v, h)		{ OPTION_TIME, (s), (l), (v), "time", (h), NULL }
 #define OPT_CALLBACK(s, l, v, a, h, f)	{ OPTION_CALLBACK, (s), (l), (v), (a), (h), (f) }
 #define OPT_END()			{ OPTION_END, 0, NULL, NULL, NULL, NULL, NULL }
+
+/* start + an OPT_TIME value; UINT64_MAX, a time after every event, where that overflows. */
+static inline uint64_t time_after(uint64_t start, uint64_t rel)
+{
+	return rel > UINT64_MAX - start ? UINT64_MAX : start + rel;
+}
 
 /* Stop at the first argument that is not an option (the command to run). */
 #define PARSE_OPT_STOP_AT_NON_OPTION 1

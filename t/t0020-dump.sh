@@ -49,6 +49,26 @@ test_expect_success MKTRACE '--from and --to take seconds or a unit, relative to
 	test_expect_code 129 ingero dump --from soon known.ing.zst 2>/dev/null
 '
 
+test_expect_success MKTRACE 'a time past the end: --from keeps no event, --to every one' '
+	for t in 1e30 18446744073 99999999999999999999ns; do
+		ingero dump --from $t known.ing.zst >far &&
+		test_line_count = 0 far || return 1
+	done &&
+	ingero dump --to 1e30 known.ing.zst >every &&
+	test_cmp all.txt every &&
+	ingero dump --stream call --from 1e3ns --to 1500000000ns known.ing.zst >first &&
+	test_line_count = 500 first
+'
+
+test_expect_success MKTRACE 'inf, nan, negative and hex times are usage errors' '
+	for t in inf nan -1 -inf 0x10 1e; do
+		test_expect_code 129 ingero dump --from $t known.ing.zst 2>err &&
+		grep -q "^ingero: option .--from. wants a time after the trace.s start" err &&
+		test_expect_code 129 ingero dump --to $t known.ing.zst 2>err &&
+		grep -q "^ingero: option .--to. wants a time" err || return 1
+	done
+'
+
 test_expect_success MKTRACE '--json writes one valid JSON object per line' '
 	ingero dump --json known.ing.zst >all.json &&
 	test_line_count = 1808 all.json &&

@@ -88,6 +88,26 @@ test_expect_success '--api, --tid, --from/--to and --top narrow the report' '
 	test_json top.json ".chains | length" 1
 '
 
+test_expect_success 'a time past the end: --from keeps no call, --to every one' '
+	for t in 1e30 18446744073 99999999999999999999ns; do
+		ingero analyze --json --from $t known.ing.zst >far.json &&
+		test_json far.json ".apis | length" 0 || return 1
+	done &&
+	ingero analyze --json --to 1e30 known.ing.zst >all.json &&
+	test_json all.json ".apis[] | select(.name==\"cudaFree\") | .calls" 102 &&
+	ingero analyze --json --from 1e30 --to 1e31 known.ing.zst >far.json &&
+	test_json far.json ".apis | length" 0
+'
+
+test_expect_success 'inf, nan, negative and hex times are usage errors' '
+	for t in inf nan -1 -inf 0x10 1e; do
+		test_expect_code 129 ingero analyze --from $t known.ing.zst 2>err &&
+		grep -q "^ingero: option .--from. wants a time after the trace.s start" err &&
+		test_expect_code 129 ingero analyze --to $t known.ing.zst 2>err &&
+		grep -q "^ingero: option .--to. wants a time" err || return 1
+	done
+'
+
 test_expect_success 'usage errors exit 129, a missing or damaged file 1' '
 	test_expect_code 129 ingero analyze &&
 	test_expect_code 129 ingero analyze --bogus known.ing.zst &&
