@@ -857,7 +857,7 @@ int cmd_analyze(int argc, const char **argv)
 		OPT_BOOL(0, "json", &json, "print the report as one JSON object (ingero-analyze-json(5))"),
 		OPT_INT(0, "top", &top, "n", "show the first n chains, interferers and allocations (default 10)"),
 		OPT_STRING(0, "api", &api, "name", "only the calls of this API"),
-		OPT_INT(0, "tid", &tid, "tid", "only the calls and statistics of this thread"),
+		OPT_TID(0, "tid", &tid, "only the calls and statistics of this thread"),
 		OPT_TIME(0, "from", &from, "only calls entered at or after this time from the start (1.5s, 200ms)"),
 		OPT_TIME(0, "to", &to, "only calls entered before this time from the start"),
 		OPT_BOOL(0, "no-color", &no_color, "no colours, even on a terminal"),

@@ -14,10 +14,9 @@ static const char *const dump_usage[] = {
 };
 
 struct dump_opts {
-	const char *streams, *tid_arg;
+	const char *streams;
 	uint64_t from, to;
-	uint64_t tid;
-	int json;
+	int tid, json;
 };
 
 static int stream_mask(const char *list, uint32_t *mask)
@@ -47,7 +46,7 @@ int cmd_dump(int argc, const char **argv)
 	struct option opts[] = {
 		OPT_BOOL(0, "json", &o.json, "one JSON object per line"),
 		OPT_STRING(0, "stream", &o.streams, "name[,name]", "only these streams: call, open, switch, wakeup, task, lost, lib"),
-		OPT_STRING(0, "tid", &o.tid_arg, "tid", "only the events of this thread (as caller, prev, next, waker, wakee or child)"),
+		OPT_TID(0, "tid", &o.tid, "only the events of this thread (as caller, prev, next, waker, wakee or child)"),
 		OPT_TIME(0, "from", &o.from, "start at this time after the trace's start: seconds, or with s, ms, us, ns"),
 		OPT_TIME(0, "to", &o.to, "stop before this time after the trace's start"),
 		OPT_END(),
@@ -64,16 +63,6 @@ int cmd_dump(int argc, const char **argv)
 		usage_with_options(dump_usage, opts, 1);
 	if (o.streams && stream_mask(o.streams, &mask))
 		usage_with_options(dump_usage, opts, 1);
-	if (o.tid_arg) {
-		char *end;
-
-		errno = 0;
-		o.tid = strtoull(o.tid_arg, &end, 10);
-		if (errno || end == o.tid_arg || *end || o.tid > UINT32_MAX) {
-			error("--tid wants a thread id, not '%s'", o.tid_arg);
-			usage_with_options(dump_usage, opts, 1);
-		}
-	}
 	r = ingero_reader_open(argv[0]);
 	if (!r)
 		return 1;
@@ -85,7 +74,7 @@ int cmd_dump(int argc, const char **argv)
 	while ((ret = ingero_reader_next(r, &ev)) == 1) {
 		if (ingero_event_key(&ev) >= o.to)
 			break;
-		if (o.tid_arg && !ingero_text_has_tid(&ev, (uint32_t)o.tid))
+		if (o.tid && !ingero_text_has_tid(&ev, (uint32_t)o.tid))
 			continue;
 		ingero_text_event(line, sizeof(line), &ev, h, o.json);
 		fputs(line, stdout);

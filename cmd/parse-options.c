@@ -1,28 +1,31 @@
 /* The option parser: long and short options from a table, usage printed from the same table. */
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "parse-options.h"
 #include "../lib/error.h"
 
+/* Every number option is decimal: --top 010 is ten, --tid 0x64 a usage error. */
 static int set_number(const struct option *o, const char *arg, const char *name)
 {
 	char *end;
 	unsigned long long v;
 
 	errno = 0;
-	v = strtoull(arg, &end, 0);
-	if (errno || end == arg || *end || *arg == '-')
-		return error("option '%s' wants a number, not '%s'", name, arg);
-	if (o->type == OPTION_INT) {
-		if (v > 0x7fffffff)
-			return error("option '%s': %s is too large", name, arg);
-		*(int *)o->value = (int)v;
-	} else {
+	v = strtoull(arg, &end, 10);
+	if (!isdigit((unsigned char)*arg) || *end)
+		return error("option '%s' wants a decimal number, not '%s'", name, arg);
+	if (errno || (o->type != OPTION_U64 && v > INT_MAX))
+		return error("option '%s': %s is too large", name, arg);
+	if (o->type == OPTION_TID && !v)
+		return error("option '%s': 0 is the idle task, not a thread", name);
+	if (o->type == OPTION_U64)
 		*(uint64_t *)o->value = v;
-	}
+	else
+		*(int *)o->value = (int)v;
 	return 0;
 }
 
@@ -72,6 +75,7 @@ static int apply(const struct option *o, const char *arg, const char *name)
 		*(const char **)o->value = arg;
 		return 0;
 	case OPTION_INT:
+	case OPTION_TID:
 	case OPTION_U64:
 		return set_number(o, arg, name);
 	case OPTION_TIME:

@@ -9,7 +9,8 @@ enum option_type {
 	OPTION_BOOL,		/* int *: set to 1 */
 	OPTION_STRING,		/* const char **: the argument */
 	OPTION_INT,		/* int *: a decimal number */
-	OPTION_U64,		/* uint64_t *: a number */
+	OPTION_TID,		/* int *: a thread id, decimal, not 0 (the idle task) */
+	OPTION_U64,		/* uint64_t *: a decimal number */
 	OPTION_TIME,		/* uint64_t *: ns after the trace's start, UINT64_MAX past 64 bits of ns */
 	OPTION_CALLBACK,	/* callback(opt, arg): 0 or -1 after printing an error */
 };
@@ -27,6 +28,7 @@ struct option {
 #define OPT_BOOL(s, l, v, h)		{ OPTION_BOOL, (s), (l), (v), NULL, (h), NULL }
 #define OPT_STRING(s, l, v, a, h)	{ OPTION_STRING, (s), (l), (v), (a), (h), NULL }
 #define OPT_INT(s, l, v, a, h)		{ OPTION_INT, (s), (l), (v), (a), (h), NULL }
+#define OPT_TID(s, l, v, h)		{ OPTION_TID, (s), (l), (v), "tid", (h), NULL }
 #define OPT_U64(s, l, v, a, h)		{ OPTION_U64, (s), (l), (v), (a), (h), NULL }
 #define OPT_TIME(s, l, v, h)		{ OPTION_TIME, (s), (l), (v), "time", (h), NULL }
 #define OPT_CALLBACK(s, l, v, a, h, f)	{ OPTION_CALLBACK, (s), (l), (v), (a), (h), (f) }

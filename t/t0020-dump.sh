@@ -40,6 +40,15 @@ test_expect_success MKTRACE '--tid keeps one thread: its calls, and the switches
 	test_line_count = 250 s100
 '
 
+test_expect_success MKTRACE '--tid is decimal, as analyze takes it, and 0 (the idle task) is refused' '
+	ingero dump --stream call --tid 0101 known.ing.zst >t0101 &&
+	test_cmp t101 t0101 &&
+	test_expect_code 129 ingero dump --tid 0x65 known.ing.zst 2>err &&
+	grep "^ingero: option .--tid. wants a decimal number, not .0x65.$" err &&
+	test_expect_code 129 ingero dump --tid 0 known.ing.zst 2>err &&
+	grep "^ingero: option .--tid.: 0 is the idle task, not a thread$" err
+'
+
 test_expect_success MKTRACE '--from and --to take seconds or a unit, relative to the start' '
 	ingero dump --stream call --from 1.5 --to 2 known.ing.zst >half &&
 	test_line_count = 167 half &&

@@ -88,6 +88,21 @@ test_expect_success '--api, --tid, --from/--to and --top narrow the report' '
 	test_json top.json ".chains | length" 1
 '
 
+test_expect_success 'numbers are decimal: --tid 01002 is thread 1002, --top 08 eight, hex a usage error' '
+	ingero analyze --json --tid 01002 known.ing.zst >tid0.json &&
+	test_cmp tid.json tid0.json &&
+	ingero analyze --json --top 08 known.ing.zst >top8.json &&
+	test_json top8.json ".chains | length" 2 &&
+	test_expect_code 129 ingero analyze --tid 0x3ea known.ing.zst 2>err &&
+	grep "^ingero: option .--tid. wants a decimal number, not .0x3ea.$" err &&
+	test_expect_code 129 ingero analyze --top 0x10 known.ing.zst
+'
+
+test_expect_success '--tid 0, the idle task, is refused as dump refuses it' '
+	test_expect_code 129 ingero analyze --tid 0 known.ing.zst 2>err &&
+	grep "^ingero: option .--tid.: 0 is the idle task, not a thread$" err
+'
+
 test_expect_success 'a time past the end: --from keeps no call, --to every one' '
 	for t in 1e30 18446744073 99999999999999999999ns; do
 		ingero analyze --json --from $t known.ing.zst >far.json &&
