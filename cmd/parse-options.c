@@ -114,20 +114,23 @@ static int parse_long(const struct option *opts, int argc, const char **argv, in
 	const char *eq = strchr(name, '=');
 	size_t len = eq ? (size_t)(eq - name) : strlen(name);
 	const struct option *o = find_long(opts, name, len);
+	char dashed[64];
 
 	if (!o)
 		return error("unknown option '--%.*s'", (int)len, name);
+	/* errors name the option, without the =value of --top=abc */
+	snprintf(dashed, sizeof(dashed), "--%s", o->long_name);
 	if (!o->argh) {
 		if (eq)
-			return error("option '--%s' takes no value", o->long_name);
-		return apply(o, NULL, argv[*i]);
+			return error("option '%s' takes no value", dashed);
+		return apply(o, NULL, dashed);
 	}
 	if (eq)
-		return apply(o, eq + 1, argv[*i]);
+		return apply(o, eq + 1, dashed);
 	if (*i + 1 >= argc)
-		return error("option '--%s' requires a value", o->long_name);
+		return error("option '%s' requires a value", dashed);
 	++*i;
-	return apply(o, argv[*i], argv[*i - 1]);
+	return apply(o, argv[*i], dashed);
 }
 
 /* Handles argv[*i], one or more short options bundled: -av, -ofile, -o file. */

@@ -28,4 +28,17 @@ test_expect_success 'an unknown option is a usage error naming it' '
 	grep -q "no-such-option" err
 '
 
+test_expect_success 'a bad value given with = names the option, not the option and its value' '
+	test_expect_code 129 ingero analyze --top=abc x 2>err &&
+	head -1 err >first &&
+	echo "ingero: option '"'"'--top'"'"' wants a decimal number, not '"'"'abc'"'"'" >expect &&
+	test_cmp expect first &&
+	test_expect_code 129 ingero analyze --top= x 2>err &&
+	head -1 err >first &&
+	echo "ingero: option '"'"'--top'"'"' wants a decimal number, not '"'"''"'"'" >expect &&
+	test_cmp expect first &&
+	test_expect_code 129 ingero dump --from=soon x 2>err &&
+	grep -q "^ingero: option .--from. wants a time" err
+'
+
 test_done
