@@ -58,7 +58,37 @@ static void usage(FILE *f)
 	fprintf(f, "usage: ingero [--version] [--help] <command> [<args>]\n\nCommands:\n");
 	for (i = 0; i < ARRAY_SIZE(commands); i++)
 		fprintf(f, "    %-10s %s\n", commands[i].name, commands[i].help);
-	fprintf(f, "\n'ingero <command> --help' shows the options of a command.\n");
+	fprintf(f, "\n'ingero help <command>' shows the options of a command.\n");
+}
+
+static const struct command *find_command(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(commands); i++)
+		if (!strcmp(name, commands[i].name))
+			return &commands[i];
+	fprintf(stderr, "ingero: '%s' is not a command; see 'ingero --help'\n", name);
+	return NULL;
+}
+
+/* ingero help [<command>]: the general usage, or the command's own, as <command> --help prints it. */
+static int help(int argc, const char **argv)
+{
+	const struct command *c;
+
+	if (argc == 1) {
+		usage(stdout);
+		return 0;
+	}
+	if (argc > 2) {
+		usage(stderr);
+		return 129;
+	}
+	c = find_command(argv[1]);
+	if (!c)
+		return 129;
+	return c->fn(2, (const char *[]){ c->name, "--help", NULL });
 }
 
 /*
@@ -77,24 +107,19 @@ static void fill_std_fds(void)
 
 int main(int argc, const char **argv)
 {
-	size_t i;
+	const struct command *c;
 
 	fill_std_fds();
 	if (argc < 2) {
 		usage(stderr);
 		return 129;
 	}
-	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
-		usage(stdout);
-		return 0;
-	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help"))
+		return help(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "--version")) {
 		printf("ingero %s\n", INGERO_VERSION);
 		return 0;
 	}
-	for (i = 0; i < ARRAY_SIZE(commands); i++)
-		if (!strcmp(argv[1], commands[i].name))
-			return commands[i].fn(argc - 1, argv + 1);
-	fprintf(stderr, "ingero: '%s' is not a command; see 'ingero --help'\n", argv[1]);
-	return 129;
+	c = find_command(argv[1]);
+	return c ? c->fn(argc - 1, argv + 1) : 129;
 }

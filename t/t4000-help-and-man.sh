@@ -23,6 +23,28 @@ for cmd in record analyze info dump probes; do
 	"
 done
 
+test_expect_success 'ingero help <command> is the command'"'"'s --help, for every command of ingero.1' '
+	ingero help >general &&
+	sed -n "s/^    \([a-z]*\) .*/\1/p" general >commands &&
+	test_line_count = 5 commands &&
+	tr -d "\\\\" <"$SRC_DIR/Documentation/ingero.1" >man.txt &&
+	while read -r cmd; do
+		ingero help $cmd >help &&
+		ingero $cmd --help >expect &&
+		test_cmp expect help &&
+		grep -q "^.B $cmd$" man.txt || { echo "$cmd is not in ingero.1"; return 1; }
+	done <commands
+'
+
+test_expect_success 'ingero help of what is not a command is a usage error' '
+	test_expect_code 129 ingero help nosuch >out 2>err &&
+	test_line_count = 0 out &&
+	echo "ingero: '"'"'nosuch'"'"' is not a command; see '"'"'ingero --help'"'"'" >expect &&
+	test_cmp expect err &&
+	test_expect_code 129 ingero help dump info 2>err &&
+	grep -q "^usage: ingero" err
+'
+
 test_expect_success 'an unknown option is a usage error naming it' '
 	test_expect_code 129 ingero dump --no-such-option x 2>err &&
 	grep -q "no-such-option" err
