@@ -852,7 +852,7 @@ int cmd_analyze(int argc, const char **argv)
 {
 	int json = 0, top = -1, tid = 0, no_color = 0, ret;
 	uint64_t from = 0, to = UINT64_MAX;
-	const char *api = NULL, *term = getenv("TERM");
+	const char *api = NULL, *term = getenv("TERM"), *no_color_env = getenv("NO_COLOR");
 	struct option options[] = {
 		OPT_BOOL(0, "json", &json, "print the report as one JSON object (ingero-analyze-json(5))"),
 		OPT_INT(0, "top", &top, "n", "show the first n chains, interferers and allocations (default 10)"),
@@ -917,7 +917,9 @@ int cmd_analyze(int argc, const char **argv)
 	o.f = stdout;
 	o.r = res;
 	o.top = top >= 0 ? top : json ? INT32_MAX : DEFAULT_TOP;
-	o.color = !no_color && !json && isatty(STDOUT_FILENO) && term && strcmp(term, "dumb") && !getenv("NO_COLOR");
+	/* no-color.org: NO_COLOR set to a value, not merely set */
+	o.color = !no_color && !json && isatty(STDOUT_FILENO) && term && strcmp(term, "dumb") &&
+		  !(no_color_env && *no_color_env);
 	o.width = isatty(STDOUT_FILENO) ? terminal_width() : 100;
 	if (json)
 		render_json(&o);

@@ -3,6 +3,13 @@ test_description='analyze on a trace of known content: the golden report, the JS
 . ./test-lib.sh
 
 GEN=$BUILD_DIR/t/unit/analysis-trace
+command -v script >/dev/null && test_set_prereq SCRIPT
+
+# Runs ingero analyze on a terminal (script(1)'s pseudo-terminal): 0 when its report has colours.
+colored_on_terminal() {
+	TERM=xterm script -qec "ingero analyze known.ing.zst" /dev/null >tty.txt &&
+	grep -q "$(printf "\033")" tty.txt
+}
 
 test_expect_success 'the known trace is written' '
 	"$GEN" known.ing.zst
@@ -17,6 +24,12 @@ test_expect_success 'in a pipe there are no colours even without --no-color' '
 	ingero analyze known.ing.zst >plain.txt &&
 	! grep -q "$(printf "\033")" plain.txt &&
 	test_cmp out.txt plain.txt
+'
+
+test_expect_success SCRIPT 'on a terminal there are colours, unless NO_COLOR has a value' '
+	(unset NO_COLOR; colored_on_terminal) &&
+	NO_COLOR= colored_on_terminal &&
+	! NO_COLOR=1 colored_on_terminal
 '
 
 test_expect_success 'the JSON parses and names its schema' '
