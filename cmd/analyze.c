@@ -876,11 +876,8 @@ int cmd_analyze(int argc, const char **argv)
 		error(argc ? "analyze takes one trace, not %d" : "analyze needs a trace: ingero analyze FILE", argc);
 		usage_with_options(analyze_usage, options, 1);
 	}
-	/* a --to past 64 bits of ns is as open as none, whatever --from is */
-	if (to != UINT64_MAX && to <= from) {
-		error("--to must come after --from (0 when not given)");
+	if (check_window(from, to))
 		usage_with_options(analyze_usage, options, 1);
-	}
 	r = ingero_reader_open(argv[0]);
 	if (!r)
 		return 1;

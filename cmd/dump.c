@@ -36,6 +36,8 @@ static int stream_mask(const char *list, uint32_t *mask)
 		}
 		*mask |= 1u << s;
 	}
+	if (!ret && !*mask)
+		ret = error("option '--stream' wants at least one stream (call, open, switch, wakeup, task, lost, lib)");
 	free(copy);
 	return ret;
 }
@@ -61,7 +63,7 @@ int cmd_dump(int argc, const char **argv)
 	argc = parse_options(argc, argv, opts, dump_usage, 0);
 	if (argc != 1)
 		usage_with_options(dump_usage, opts, 1);
-	if (o.streams && stream_mask(o.streams, &mask))
+	if ((o.streams && stream_mask(o.streams, &mask)) || check_window(o.from, o.to))
 		usage_with_options(dump_usage, opts, 1);
 	r = ingero_reader_open(argv[0]);
 	if (!r)

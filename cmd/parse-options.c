@@ -65,6 +65,14 @@ static int parse_time(const char *arg, uint64_t *ns)
 	return -1;
 }
 
+int check_window(uint64_t from, uint64_t to)
+{
+	/* a --to past 64 bits of ns is as open as none, whatever --from is */
+	if (to != UINT64_MAX && to <= from)
+		return error("--to must come after --from (0 when not given)");
+	return 0;
+}
+
 static int apply(const struct option *o, const char *arg, const char *name)
 {
 	switch (o->type) {

@@ -40,6 +40,9 @@ static inline uint64_t time_after(uint64_t start, uint64_t rel)
 	return rel > UINT64_MAX - start ? UINT64_MAX : start + rel;
 }
 
+/* 0 when the OPT_TIME values of --from and --to make a window, else -1 after saying why. */
+int check_window(uint64_t from, uint64_t to);
+
 /* Stop at the first argument that is not an option (the command to run). */
 #define PARSE_OPT_STOP_AT_NON_OPTION 1
 

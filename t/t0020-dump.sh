@@ -78,6 +78,23 @@ test_expect_success MKTRACE 'inf, nan, negative and hex times are usage errors' 
 	done
 '
 
+test_expect_success MKTRACE '--stream of no name is a usage error' '
+	for list in "" ,; do
+		test_expect_code 129 ingero dump --stream "$list" known.ing.zst >out 2>err &&
+		test_line_count = 0 out &&
+		grep -q "^ingero: option .--stream. wants at least one stream" err || return 1
+	done
+'
+
+test_expect_success MKTRACE 'a window that ends before it begins is a usage error, as in analyze' '
+	test_expect_code 129 ingero dump --from 2 --to 1 known.ing.zst 2>err &&
+	grep "^ingero: --to must come after --from" err &&
+	test_expect_code 129 ingero dump --from 1s --to 1000ms known.ing.zst &&
+	test_expect_code 129 ingero analyze --from 2 --to 1 known.ing.zst 2>err2 &&
+	head -1 err >first && head -1 err2 >first2 &&
+	test_cmp first first2
+'
+
 test_expect_success MKTRACE '--json writes one valid JSON object per line' '
 	ingero dump --json known.ing.zst >all.json &&
 	test_line_count = 1808 all.json &&
