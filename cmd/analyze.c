@@ -28,6 +28,12 @@ struct out {
 	int color, width, top;
 };
 
+/* How many of a list's n entries --top shows. */
+static uint64_t shown(const struct out *o, uint64_t n)
+{
+	return n < (uint64_t)o->top ? n : (uint64_t)o->top;
+}
+
 static const char *api_name(const struct out *o, uint32_t api)
 {
 	return api < o->h->napis ? o->h->apis[api].name : "?";
@@ -164,7 +170,7 @@ static void text_quality(const struct out *o)
 		fprintf(o->f, "           findings that overlap these stretches are marked lossy\n");
 	fprintf(o->f, "open       %u call%s never returned (open at the end of the thread or of the recording)\n",
 		r->nopen, r->nopen == 1 ? "" : "s");
-	for (i = 0; i < r->nopen && (int)i < o->top; i++)
+	for (i = 0; i < shown(o, r->nopen); i++)
 		fprintf(o->f, "           %s tid %d since %s, %s so far\n", api_name(o, r->open[i].api), r->open[i].tid,
 			AT(o, r->open[i].ts), NS(r->open[i].end_ns - r->open[i].ts));
 	if (r->repaired)
@@ -248,7 +254,7 @@ static void text_chains(const struct out *o)
 	section(o, "Causal chains, by time above the median");
 	if (!r->nchains)
 		fprintf(o->f, "none: no API has calls slower than its typical ones\n");
-	for (i = 0; i < r->nchains && (int)i < o->top; i++) {
+	for (i = 0; i < shown(o, r->nchains); i++) {
 		const struct ingero_analysis_chain *c = &r->chains[i];
 		const uint64_t *sp = c->slow_split_ns;
 		uint64_t total = split_total(sp);
@@ -286,7 +292,7 @@ static void text_interference(const struct out *o)
 	}
 	fprintf(o->f, "%-16s %8s %-10s %9s %9s %7s %6s %9s  %s\n", "comm", "pid", "CPUs", "taken", "in calls",
 		"preempt", "delays", "longest", "APIs hit");
-	for (i = 0; i < r->ninterferers && (int)i < o->top; i++) {
+	for (i = 0; i < shown(o, r->ninterferers); i++) {
 		const struct ingero_analysis_interferer *f = &r->interferers[i];
 
 		fprintf(o->f, "%-16s %8u %-10s %9s %9s %7" PRIu64 " %6" PRIu64 " %9s  ", f->task.comm, f->task.pid,
@@ -356,7 +362,7 @@ static void text_memory(const struct out *o)
 		}
 	}
 	fprintf(o->f, "never freed: %" PRIu64 " allocation%s\n", m->nunfreed, m->nunfreed == 1 ? "" : "s");
-	for (i = 0; i < m->nunfreed && i < (uint64_t)o->top; i++)
+	for (i = 0; i < shown(o, m->nunfreed); i++)
 		fprintf(o->f, "  0x%-14" PRIx64 " %11s %-24s tid %-8d at %s\n", m->unfreed[i].ptr,
 			BYTES(m->unfreed[i].size), api_name(o, m->unfreed[i].api), m->unfreed[i].tid,
 			AT(o, m->unfreed[i].ts));
@@ -597,8 +603,9 @@ static void json_session(struct json *j, const struct out *o)
 	}
 	jclose(j, ']');
 	jclose(j, '}');
+	ju64(j, "open_calls_total", r->nopen);
 	jopen(j, "open_calls", '[');
-	for (i = 0; i < r->nopen; i++) {
+	for (i = 0; i < shown(o, r->nopen); i++) {
 		jopen(j, NULL, '{');
 		jtext(j, "api", api_name(o, r->open[i].api));
 		jint(j, "tid", r->open[i].tid);
@@ -658,8 +665,9 @@ static void json_chains(struct json *j, const struct out *o)
 	const struct ingero_analysis_result *r = o->r;
 	uint32_t i, k;
 
+	ju64(j, "chains_total", r->nchains);
 	jopen(j, "chains", '[');
-	for (i = 0; i < r->nchains && (int)i < o->top; i++) {
+	for (i = 0; i < shown(o, r->nchains); i++) {
 		const struct ingero_analysis_chain *c = &r->chains[i];
 
 		jopen(j, NULL, '{');
@@ -707,8 +715,9 @@ static void json_interference(struct json *j, const struct out *o)
 	const struct ingero_analysis_result *r = o->r;
 	uint32_t i, k;
 
+	ju64(j, "interference_total", r->ninterferers);
 	jopen(j, "interference", '[');
-	for (i = 0; i < r->ninterferers && (int)i < o->top; i++) {
+	for (i = 0; i < shown(o, r->ninterferers); i++) {
 		const struct ingero_analysis_interferer *f = &r->interferers[i];
 
 		jopen(j, NULL, '{');
@@ -782,8 +791,9 @@ static void json_memory(struct json *j, const struct out *o)
 		jclose(j, '}');
 	}
 	jclose(j, ']');
+	ju64(j, "unfreed_total", m->nunfreed);
 	jopen(j, "unfreed", '[');
-	for (i = 0; i < m->nunfreed; i++) {
+	for (i = 0; i < shown(o, m->nunfreed); i++) {
 		jopen(j, NULL, '{');
 		snprintf(ptr, sizeof(ptr), "0x%" PRIx64, m->unfreed[i].ptr);
 		jtext(j, "ptr", ptr);

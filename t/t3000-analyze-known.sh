@@ -136,6 +136,16 @@ test_expect_success 'inf, nan, negative and hex times are usage errors' '
 	done
 '
 
+test_expect_success '--top cuts every list in the JSON, whose totals stay' '
+	ingero analyze --json --top 0 known.ing.zst >top0.json &&
+	test_json top0.json "[.chains, .interference, .open_calls, .memory.unfreed] | map(length) | join(\",\")" 0,0,0,0 &&
+	test_json top0.json "[.chains_total, .interference_total, .open_calls_total, .memory.unfreed_total] | join(\",\")" 2,1,1,2 &&
+	ingero analyze --json --top 1 known.ing.zst >top1.json &&
+	test_json top1.json "[.memory.unfreed[].ptr] | join(\",\")" 0x7f0001000000 &&
+	test_json top1.json ".memory.unfreed_total" 2 &&
+	test_json r.json "[.chains, .interference, .open_calls, .memory.unfreed] | map(length) | join(\",\")" 2,1,1,2
+'
+
 test_expect_success 'usage errors exit 129, a missing or damaged file 1' '
 	test_expect_code 129 ingero analyze &&
 	test_expect_code 129 ingero analyze --bogus known.ing.zst &&
