@@ -65,12 +65,12 @@ static char *bytes_str(char *buf, size_t len, uint64_t b)
 
 #define BYTES(v) bytes_str((char[32]){ 0 }, 32, (v))
 
-/* A time on the trace clock, as an offset from the start: "+1.234 s". */
+/* A time on the trace clock, as an offset from the start: "+1.234 s", or "-0.000001 s" before it. */
 static char *at_str(char *buf, size_t len, const struct out *o, uint64_t ts)
 {
-	uint64_t rel = ts > o->r->first_ns ? ts - o->r->first_ns : 0;
+	uint64_t start = o->r->start_ns;
 
-	snprintf(buf, len, "+%.6f s", rel / 1e9);
+	snprintf(buf, len, "%c%.6f s", ts >= start ? '+' : '-', (ts >= start ? ts - start : start - ts) / 1e9);
 	return buf;
 }
 
@@ -566,7 +566,7 @@ static void json_session(struct json *j, const struct out *o)
 	jtext(j, "kernel", o->h->kernel);
 	jtext(j, "clock", o->h->clock);
 	ju64(j, "ncpus", o->h->ncpus);
-	ju64(j, "start_ns", r->first_ns);
+	ju64(j, "start_ns", r->start_ns);
 	ju64(j, "duration_ns", r->duration_ns);
 	ju64(j, "events", r->total_events);
 	jopen(j, "events_by_stream", '{');
@@ -878,7 +878,6 @@ int cmd_analyze(int argc, const char **argv)
 	struct ingero_analysis *a;
 	struct ingero_reader *r;
 	struct ingero_event ev;
-	struct ingero_trace_stats st;
 	struct out o;
 
 	argc = parse_options(argc, argv, options, analyze_usage, 0);
@@ -900,10 +899,8 @@ int cmd_analyze(int argc, const char **argv)
 		ingero_reader_close(r);
 		return 129;
 	}
-	/* The window is relative to the first event, which the index knows before reading. */
+	/* The window and every time of the report are relative to the start of recording, as dump's are. */
 	opts.start_ns = o.h->start_ns;
-	if ((from || to != UINT64_MAX) && !ingero_reader_stats(r, &st) && st.first_ns && st.first_ns < opts.start_ns)
-		opts.start_ns = st.first_ns;
 	if (from)
 		opts.from_ns = time_after(opts.start_ns, from);
 	if (to != UINT64_MAX)

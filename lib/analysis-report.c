@@ -807,7 +807,7 @@ const struct ingero_analysis_result *ingero_analysis_finish(struct ingero_analys
 	memcpy(res->events, a->events, sizeof(res->events));
 	for (i = 0; i < INGERO_NR_STREAMS; i++)
 		res->total_events += a->events[i];
-	res->first_ns = a->origin;
+	res->start_ns = a->origin;
 	res->last_ns = a->last_key;
 	res->duration_ns = a->last_key > a->origin ? a->last_key - a->origin : 0;
 	res->traced_ns = a->traced_ns;

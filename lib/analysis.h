@@ -53,7 +53,7 @@ enum ingero_cause {
 struct ingero_analysis_opts {
 	const struct ingero_api *apis;	/* the trace header's table */
 	uint32_t napis;
-	uint64_t start_ns;	/* when recording began; 0: the first event */
+	uint64_t start_ns;	/* the origin of the report's times: when recording began; 0: the first event */
 	/* Calls that enter in [from_ns, to_ns) count; scheduling is clipped to it. 0: no bound. */
 	uint64_t from_ns, to_ns;
 	int32_t tid;		/* only this thread's calls and statistics; 0: all */
@@ -193,7 +193,9 @@ struct ingero_analysis_lib {
 
 struct ingero_analysis_result {
 	uint64_t events[INGERO_NR_STREAMS], total_events;
-	uint64_t first_ns, last_ns, duration_ns;
+	uint64_t start_ns;	/* the origin: opts.start_ns, or the first event when that is 0 */
+	uint64_t last_ns;	/* the last event's time (a call's: its return) */
+	uint64_t duration_ns;	/* from start_ns to last_ns; 0 if that is before it */
 	uint64_t traced_ns;	/* the outermost calls' time */
 	uint64_t lost_total;
 	uint64_t uncovered_calls;	/* calls that began before the history kept for their thread */

@@ -11,8 +11,9 @@ colored_on_terminal() {
 	grep -q "$(printf "\033")" tty.txt
 }
 
-test_expect_success 'the known trace is written' '
-	"$GEN" known.ing.zst
+test_expect_success 'the known trace is written, and one made odd' '
+	"$GEN" known.ing.zst &&
+	"$GEN" --odd odd.ing.zst
 '
 
 test_expect_success 'the text report is the golden one' '
@@ -144,6 +145,23 @@ test_expect_success '--top cuts every list in the JSON, whose totals stay' '
 	test_json top1.json "[.memory.unfreed[].ptr] | join(\",\")" 0x7f0001000000 &&
 	test_json top1.json ".memory.unfreed_total" 2 &&
 	test_json r.json "[.chains, .interference, .open_calls, .memory.unfreed] | map(length) | join(\",\")" 2,1,1,2
+'
+
+test_expect_success 'the times count from the start of recording, whatever the options, as dump'"'"'s do' '
+	ingero info --json odd.ing.zst >info.json &&
+	test_json info.json .first_ns 999999500 &&
+	test_json info.json .header.start_ns 1000000000 &&
+	ingero analyze --json odd.ing.zst >odd.json &&
+	ingero analyze --json --from 0 odd.ing.zst >from0.json &&
+	for f in odd.json from0.json; do
+		test_json $f ".session.start_ns" 1000000000 &&
+		test_json $f ".session.duration_ns" 58391000 || exit 1
+	done &&
+	ingero dump --from 0 odd.ing.zst | head -n 1 >first.txt &&
+	grep -q "^     0.000000000 .* kind=fork " first.txt &&
+	ingero analyze odd.ing.zst | grep "^lost " >lost.txt &&
+	ingero analyze --from 0 odd.ing.zst | grep "^lost " >lost0.txt &&
+	test_cmp lost.txt lost0.txt
 '
 
 test_expect_success 'usage errors exit 129, a missing or damaged file 1' '

@@ -1,8 +1,9 @@
 /*
  * A known trace, written with the trace writer: run bare, it reads it back
  * through the reader and checks the engine's answers (TAP); with a path it
- * only writes it, for t3000's golden output; with --large N PATH it writes
- * a trace of about N million events, and --bench PATH measures the engine on it.
+ * only writes it, for t3000's golden output; with --odd PATH it writes it made
+ * odd (see odd_trace()); with --large N PATH it writes a trace of about N
+ * million events, and --bench PATH measures the engine on it.
  */
 #include <fcntl.h>
 #include <time.h>
@@ -137,6 +138,16 @@ static void known_trace(void)
 	e->call = (struct ingero_call){ .end_ns = t + 50000, .id = next_id++, .pid = APP - 1, .tid = APP, .api = SYNC };
 }
 
+/* The known trace made odd, for what analyze must take in its stride: an event before the header's start. */
+static void odd_trace(struct ingero_api *table)
+{
+	struct ingero_event *e;
+
+	memcpy(table, apis, sizeof(apis));
+	e = push(INGERO_STREAM_TASK, START - 500);
+	e->task = (struct ingero_task){ .kind = INGERO_TASK_COMM, .pid = APP - 1, .tid = APP, .comm = "trainer" };
+}
+
 /* Four threads on four CPUs, each call preempted by a hog or sleeping in a sync: about n events. */
 static void large_trace(uint64_t n)
 {
@@ -220,12 +231,12 @@ static int by_key(const void *x, const void *y)
 	return a < b ? -1 : a > b ? 1 : p < q ? -1 : p > q;
 }
 
-static int write_trace(const char *path)
+static int write_trace(const char *path, const struct ingero_api *table)
 {
 	struct ingero_header h = {
 		.start_ns = START, .realtime_ns = 1700000000000000000ULL, .ncpus = 2, .host = "testhost",
 		.kernel = "6.18.0-test", .clock = "mono", .boot_id = "00000000-0000-0000-0000-000000000000",
-		.command = "python3 train.py --steps 100", .napis = NAPIS, .apis = apis,
+		.command = "python3 train.py --steps 100", .napis = NAPIS, .apis = table,
 	};
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	struct ingero_writer *w;
@@ -289,19 +300,24 @@ static void check(const char *path)
 int main(int argc, char **argv)
 {
 	char path[] = "/tmp/ingero-analysis-trace.XXXXXX";
+	struct ingero_api odd[NAPIS];
 	int fd;
 
 	if (argc == 3 && !strcmp(argv[1], "--bench"))
 		return bench(argv[2]);
 	if (argc == 4 && !strcmp(argv[1], "--large")) {
 		large_trace(strtoull(argv[2], NULL, 0) * 1000000);
-		return write_trace(argv[3]) ? 1 : 0;
+		return write_trace(argv[3], apis) ? 1 : 0;
 	}
 	known_trace();
+	if (argc == 3 && !strcmp(argv[1], "--odd")) {
+		odd_trace(odd);
+		return write_trace(argv[2], odd) ? 1 : 0;
+	}
 	if (argc == 2)
-		return write_trace(argv[1]) ? 1 : 0;
+		return write_trace(argv[1], apis) ? 1 : 0;
 	fd = mkstemp(path);
-	ok(fd >= 0 && !write_trace(path), "the known trace is written");
+	ok(fd >= 0 && !write_trace(path, apis), "the known trace is written");
 	check(path);
 	unlink(path);
 	close(fd);
