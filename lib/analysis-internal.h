@@ -68,8 +68,8 @@ struct thread {
 	uint64_t migrations, delays, delay_ns, max_delay_ns, max_delay_at;
 	uint32_t pid;
 	struct memop pending;
-	uint64_t calls, call_ns, call_split[INGERO_NR_SPLITS];
-	uint64_t entry_calls;	/* calls probed at their entry alone */
+	uint64_t calls, call_ns, call_split[INGERO_NR_SPLITS];	/* outermost calls, entry-only ones too */
+	uint64_t entry_calls;	/* calls probed at their entry alone, at any depth */
 	uint64_t wanted_before;	/* run_ns + delay_ns when it made its first call */
 };
 

@@ -472,14 +472,12 @@ static uint64_t callers_wanted(struct ingero_analysis *a, uint32_t *n, int32_t *
 	*n = 0;
 	while ((tp = amap_next(&a->threads, &pos, &key))) {
 		const struct thread *t = *tp;
-		uint64_t calls = t->calls + t->entry_calls;
-
-		if (!t->traced || !calls || (a->opts.tid && t->tid != a->opts.tid))
+		if (!t->traced || !(t->calls || t->entry_calls) || (a->opts.tid && t->tid != a->opts.tid))
 			continue;
 		++*n;
 		wanted += t->run_ns + t->delay_ns - t->wanted_before;
-		if (calls > best || (calls == best && t->tid < *most)) {
-			best = calls;
+		if (t->calls > best || (t->calls == best && t->tid < *most)) {
+			best = t->calls;
 			*most = t->tid;
 		}
 	}

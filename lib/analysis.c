@@ -671,6 +671,7 @@ static int on_call(struct ingero_analysis *a, const struct ingero_event *ev)
 	if (ingero_api_entry_only(&a->opts.apis[c->api])) {
 		r->calls++;
 		t->entry_calls++;
+		t->calls += !c->parent;	/* an outermost call, of no time */
 		return 0;
 	}
 	split_call(a, t, ev, &cs);

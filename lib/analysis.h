@@ -139,7 +139,7 @@ struct ingero_analysis_thread {
 	uint64_t run_ns;
 	uint64_t voluntary, involuntary, migrations;
 	uint64_t delays, delay_ns, max_delay_ns, max_delay_at;	/* runnable stretches, like perf sched latency */
-	uint64_t calls, call_ns;	/* outermost calls only */
+	uint64_t calls, call_ns;	/* outermost calls only; entry-only ones count, of no time */
 	uint64_t call_split_ns[INGERO_NR_SPLITS];
 };
 

@@ -164,6 +164,12 @@ test_expect_success 'the times count from the start of recording, whatever the o
 	test_cmp lost.txt lost0.txt
 '
 
+test_expect_success 'a thread'"'"'s calls count those probed at their entry alone, of no time' '
+	test_json odd.json ".apis[] | select(.name==\"cudaLaunchKernel\") | \"\(.entry_only) \(.calls)\"" "true 20" &&
+	test_json r.json ".threads[0] | \"\(.tid) \(.calls) \(.call_ns)\"" "1001 137 47155600" &&
+	test_json odd.json ".threads[0] | \"\(.tid) \(.calls) \(.call_ns)\"" "1001 137 47055600"
+'
+
 test_expect_success 'usage errors exit 129, a missing or damaged file 1' '
 	test_expect_code 129 ingero analyze &&
 	test_expect_code 129 ingero analyze --bogus known.ing.zst &&

@@ -138,12 +138,20 @@ static void known_trace(void)
 	e->call = (struct ingero_call){ .end_ns = t + 50000, .id = next_id++, .pid = APP - 1, .tid = APP, .api = SYNC };
 }
 
-/* The known trace made odd, for what analyze must take in its stride: an event before the header's start. */
+/*
+ * The known trace made odd, for what analyze must take in its stride: an
+ * event before the header's start; the launches probed at their entries alone.
+ */
 static void odd_trace(struct ingero_api *table)
 {
 	struct ingero_event *e;
+	size_t i;
 
 	memcpy(table, apis, sizeof(apis));
+	table[LAUNCH].flags = INGERO_API_ENTRY_ONLY;
+	for (i = 0; i < nevs; i++)
+		if (evs[i].stream == INGERO_STREAM_CALL && evs[i].call.api == LAUNCH)
+			evs[i].call.end_ns = evs[i].ts;
 	e = push(INGERO_STREAM_TASK, START - 500);
 	e->task = (struct ingero_task){ .kind = INGERO_TASK_COMM, .pid = APP - 1, .tid = APP, .comm = "trainer" };
 }
