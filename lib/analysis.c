@@ -648,6 +648,7 @@ static int on_call(struct ingero_analysis *a, const struct ingero_event *ev)
 	const struct ingero_call *c = &ev->call;
 	uint64_t dur = c->end_ns > ev->ts ? c->end_ns - ev->ts : 0;
 	struct thread *t = thread_get(a, (int32_t)c->tid);
+	int win = in_window(a, ev->ts);
 	uint32_t bucket, i;
 	struct call_split cs;
 	struct row *r;
@@ -658,10 +659,10 @@ static int on_call(struct ingero_analysis *a, const struct ingero_event *ev)
 	if (mark_traced(a, t))
 		return -1;
 	repair(a, t, ev);
-	if ((a->opts.tid && (int32_t)c->tid != a->opts.tid) || (a->opts.api >= 0 && c->api != (uint32_t)a->opts.api))
-		return 0;
-	mem_call(a, t, c, in_window(a, ev->ts));
-	if (!in_window(a, ev->ts))
+	/* Device memory is the program's: a free matches its allocation whoever made either. */
+	mem_call(a, t, c, win);
+	if (!win || (a->opts.tid && (int32_t)c->tid != a->opts.tid) ||
+	    (a->opts.api >= 0 && c->api != (uint32_t)a->opts.api))
 		return 0;
 	r = row_get(a, c->api, c->parent != 0);
 	if (!r)

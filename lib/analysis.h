@@ -56,6 +56,7 @@ struct ingero_analysis_opts {
 	uint64_t start_ns;	/* the origin of the report's times: when recording began; 0: the first event */
 	/* Calls that enter in [from_ns, to_ns) count; scheduling is clipped to it. 0: no bound. */
 	uint64_t from_ns, to_ns;
+	/* tid and api leave the memory view whole: it is the program's, within the window. */
 	int32_t tid;		/* only this thread's calls and statistics; 0: all */
 	int32_t api;		/* only this API's calls; -1: all */
 };

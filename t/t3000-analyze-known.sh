@@ -170,6 +170,15 @@ test_expect_success 'a thread'"'"'s calls count those probed at their entry alon
 	test_json odd.json ".threads[0] | \"\(.tid) \(.calls) \(.call_ns)\"" "1001 137 47055600"
 '
 
+test_expect_success '--api and --tid leave the memory view whole: frees still match their allocations' '
+	jq -c .memory r.json >mem.json &&
+	test_json mem.json .untracked_frees 100 &&
+	for o in "--api cudaFree" "--api cudaMalloc" "--tid 1002"; do
+		ingero analyze --json $o known.ing.zst | jq -c .memory >mem-o.json &&
+		test_cmp mem.json mem-o.json || exit 1
+	done
+'
+
 test_expect_success 'usage errors exit 129, a missing or damaged file 1' '
 	test_expect_code 129 ingero analyze &&
 	test_expect_code 129 ingero analyze --bogus known.ing.zst &&
