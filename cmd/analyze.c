@@ -410,7 +410,7 @@ static void text_errors(const struct out *o)
 	}
 	fprintf(o->f, "%-28s %8s %8s\n", "API", "code", "calls");
 	for (i = 0; i < r->nerrors; i++)
-		fprintf(o->f, "%-28s %8" PRIu64 " %8" PRIu64 "%s\n", api_name(o, r->errors[i].api), r->errors[i].code,
+		fprintf(o->f, "%-28s %8" PRId64 " %8" PRIu64 "%s\n", api_name(o, r->errors[i].api), r->errors[i].code,
 			r->errors[i].count, r->errors[i].nested ? " (nested)" : "");
 }
 
@@ -832,7 +832,7 @@ static void render_json(const struct out *o)
 		jopen(&j, NULL, '{');
 		jtext(&j, "api", api_name(o, o->r->errors[i].api));
 		jbool(&j, "nested", o->r->errors[i].nested);
-		ju64(&j, "code", o->r->errors[i].code);
+		jint(&j, "code", o->r->errors[i].code);
 		ju64(&j, "count", o->r->errors[i].count);
 		jclose(&j, '}');
 	}

@@ -143,7 +143,7 @@ struct ingero_analysis {
 	struct row **rows;	/* 2 * napis: [2 * api + nested] */
 	struct amap blames;	/* blame_key() -> struct blame */
 	struct amap interferers;	/* tid -> struct interferer */
-	struct amap errors;	/* row << 32 | code -> uint64_t */
+	struct amap errors;	/* error_key() -> uint64_t */
 
 	struct ingero_analysis_lost *lost;	/* by CPU */
 	uint32_t nlost, lost_cap;
@@ -165,6 +165,23 @@ struct ingero_analysis {
 
 	struct ingero_analysis_result result;
 };
+
+/*
+ * An error's row and code in one key. The return types are 32 bits wide: 33
+ * bits of the code hold each of their values, whether the trace has it zero-
+ * or sign-extended, and error_code() gives it back as dump prints it.
+ */
+#define CODE_BITS 33
+
+static inline uint64_t error_key(uint32_t row, uint64_t ret)
+{
+	return (uint64_t)row << CODE_BITS | (ret & ((1ULL << CODE_BITS) - 1));
+}
+
+static inline int64_t error_code(uint64_t key)
+{
+	return (int64_t)(key << (64 - CODE_BITS)) >> (64 - CODE_BITS);
+}
 
 static inline uint64_t blame_key(uint32_t api, uint32_t cls, int is_waker, int32_t tid)
 {

@@ -785,8 +785,8 @@ static int build_errors(struct ingero_analysis *a)
 		return -1;
 	while ((n = amap_next(&a->errors, &pos, &key)))
 		res->errors[res->nerrors++] = (struct ingero_analysis_error){
-			.api = (uint32_t)(key >> 33), .nested = (int)(key >> 32) & 1,
-			.code = (uint32_t)key, .count = *n,
+			.api = (uint32_t)(key >> (CODE_BITS + 1)), .nested = (int)(key >> CODE_BITS) & 1,
+			.code = error_code(key), .count = *n,
 		};
 	qsort(res->errors, res->nerrors, sizeof(*res->errors), by_code);
 	return 0;

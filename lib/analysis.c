@@ -688,7 +688,7 @@ static int on_call(struct ingero_analysis *a, const struct ingero_event *ev)
 	for (i = 0; i < INGERO_NR_SPLITS; i++)
 		r->split[i] += cs.ns[i];
 	if (c->ret) {
-		uint64_t *n = amap_put(&a->errors, (uint64_t)(2 * c->api + (c->parent != 0)) << 32 | (uint32_t)c->ret, NULL);
+		uint64_t *n = amap_put(&a->errors, error_key(2 * c->api + (c->parent != 0), c->ret), NULL);
 
 		if (!n)
 			return -1;

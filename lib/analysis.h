@@ -184,7 +184,8 @@ struct ingero_analysis_open {
 struct ingero_analysis_error {
 	uint32_t api;
 	int nested;
-	uint64_t code, count;
+	int64_t code;		/* the return, signed, as dump prints it */
+	uint64_t count;
 };
 
 struct ingero_analysis_lib {

@@ -179,6 +179,17 @@ test_expect_success '--api and --tid leave the memory view whole: frees still ma
 	done
 '
 
+test_expect_success 'an error code reads as dump prints the return, 32 or 64 bits of ones' '
+	test_json odd.json "[.errors[] | \"\(.api):\(.code):\(.count)\"] | join(\",\")" \
+		cudaMalloc:-1:1,cudaFree:4294967295:1 &&
+	ingero dump --stream call odd.ing.zst >calls.txt &&
+	grep -q "api=cudaMalloc .* ret=-1 " calls.txt &&
+	grep -q "api=cudaFree .* ret=4294967295 " calls.txt &&
+	ingero analyze odd.ing.zst | sed -n "/^== Errors/,\$ p" >errors.txt &&
+	grep -q "^cudaMalloc  *-1  *1$" errors.txt &&
+	grep -q "^cudaFree  *4294967295  *1$" errors.txt
+'
+
 test_expect_success 'usage errors exit 129, a missing or damaged file 1' '
 	test_expect_code 129 ingero analyze &&
 	test_expect_code 129 ingero analyze --bogus known.ing.zst &&

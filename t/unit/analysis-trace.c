@@ -140,7 +140,9 @@ static void known_trace(void)
 
 /*
  * The known trace made odd, for what analyze must take in its stride: an
- * event before the header's start; the launches probed at their entries alone.
+ * event before the header's start; the launches probed at their entries
+ * alone; a failed cudaMalloc that returned 64 bits of ones, a failed
+ * cudaFree that returned 32 bits of them.
  */
 static void odd_trace(struct ingero_api *table)
 {
@@ -150,8 +152,14 @@ static void odd_trace(struct ingero_api *table)
 	memcpy(table, apis, sizeof(apis));
 	table[LAUNCH].flags = INGERO_API_ENTRY_ONLY;
 	for (i = 0; i < nevs; i++)
-		if (evs[i].stream == INGERO_STREAM_CALL && evs[i].call.api == LAUNCH)
+		if (evs[i].stream != INGERO_STREAM_CALL)
+			continue;
+		else if (evs[i].call.api == LAUNCH)
 			evs[i].call.end_ns = evs[i].ts;
+		else if (evs[i].call.ret)
+			evs[i].call.ret = UINT64_MAX;
+		else if (evs[i].call.api == FREE && evs[i].call.args[0] == 0x100000)
+			evs[i].call.ret = UINT32_MAX;
 	e = push(INGERO_STREAM_TASK, START - 500);
 	e->task = (struct ingero_task){ .kind = INGERO_TASK_COMM, .pid = APP - 1, .tid = APP, .comm = "trainer" };
 }
