@@ -179,6 +179,9 @@ static void text_quality(const struct out *o)
 	if (r->uncovered_calls)
 		fprintf(o->f, "history    %" PRIu64 " calls began before their thread's kept history: "
 			"part of their time is 'unknown'\n", r->uncovered_calls);
+	if (r->unknown_api_calls)
+		fprintf(o->f, "unknown    %" PRIu64 " call%s of an API beyond the trace's table, left out of the report\n",
+			r->unknown_api_calls, r->unknown_api_calls == 1 ? "" : "s");
 }
 
 static void text_apis(const struct out *o)
@@ -576,6 +579,7 @@ static void json_session(struct json *j, const struct out *o)
 	ju64(j, "traced_ns", r->traced_ns);
 	ju64(j, "uncovered_calls", r->uncovered_calls);
 	ju64(j, "repaired_switch_ins", r->repaired);
+	ju64(j, "unknown_api_calls", r->unknown_api_calls);
 	jopen(j, "libraries", '[');
 	for (i = 0; i < r->nlibs; i++) {
 		jopen(j, NULL, '{');

@@ -133,7 +133,7 @@ struct ingero_analysis {
 	int32_t *size_arg, *ptr_arg;	/* per API: the argument holding the size, the pointer freed */
 	uint64_t origin, last_key;
 	uint64_t events[INGERO_NR_STREAMS];
-	uint64_t traced_ns, uncovered_calls, repaired;
+	uint64_t traced_ns, uncovered_calls, repaired, unknown_api_calls;
 
 	struct amap threads;	/* tid -> struct thread * */
 	struct thread *recent[RECENT_THREADS];	/* by tid % RECENT_THREADS: a lookup without hashing */

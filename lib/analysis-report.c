@@ -811,6 +811,7 @@ const struct ingero_analysis_result *ingero_analysis_finish(struct ingero_analys
 	res->traced_ns = a->traced_ns;
 	res->uncovered_calls = a->uncovered_calls;
 	res->repaired = a->repaired;
+	res->unknown_api_calls = a->unknown_api_calls;
 	if (a->nlost)
 		qsort(a->lost, a->nlost, sizeof(*a->lost), by_cpu);
 	res->lost = a->lost;

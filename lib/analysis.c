@@ -653,8 +653,12 @@ static int on_call(struct ingero_analysis *a, const struct ingero_event *ev)
 	struct call_split cs;
 	struct row *r;
 
-	if (!t || c->api >= a->opts.napis)
-		return t ? 0 : -1;
+	if (!t)
+		return -1;
+	if (c->api >= a->opts.napis) {
+		a->unknown_api_calls++;
+		return 0;
+	}
 	t->pid = c->pid;
 	if (mark_traced(a, t))
 		return -1;

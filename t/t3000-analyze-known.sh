@@ -190,6 +190,16 @@ test_expect_success 'an error code reads as dump prints the return, 32 or 64 bit
 	grep -q "^cudaFree  *4294967295  *1$" errors.txt
 '
 
+test_expect_success 'a call of an API beyond the table is counted, as info counts it' '
+	ingero info --json odd.ing.zst >info.json &&
+	test_json info.json ".apis[] | select(.name==\"unknown\") | .calls" 1 &&
+	test_json odd.json .session.unknown_api_calls 1 &&
+	test_json odd.json "([.apis[].calls] | add) + .session.unknown_api_calls == .session.events_by_stream.call" true &&
+	test_json r.json .session.unknown_api_calls 0 &&
+	ingero analyze odd.ing.zst >odd.txt &&
+	grep -q "^unknown    1 call of an API beyond the trace.s table, left out of the report$" odd.txt
+'
+
 test_expect_success 'usage errors exit 129, a missing or damaged file 1' '
 	test_expect_code 129 ingero analyze &&
 	test_expect_code 129 ingero analyze --bogus known.ing.zst &&

@@ -142,7 +142,7 @@ static void known_trace(void)
  * The known trace made odd, for what analyze must take in its stride: an
  * event before the header's start; the launches probed at their entries
  * alone; a failed cudaMalloc that returned 64 bits of ones, a failed
- * cudaFree that returned 32 bits of them.
+ * cudaFree that returned 32 bits of them; a call of an API beyond the table.
  */
 static void odd_trace(struct ingero_api *table)
 {
@@ -162,6 +162,7 @@ static void odd_trace(struct ingero_api *table)
 			evs[i].call.ret = UINT32_MAX;
 	e = push(INGERO_STREAM_TASK, START - 500);
 	e->task = (struct ingero_task){ .kind = INGERO_TASK_COMM, .pid = APP - 1, .tid = APP, .comm = "trainer" };
+	call(NAPIS, APP, START + 500, START + 600, 0, 0, 0, 0, 0);
 }
 
 /* Four threads on four CPUs, each call preempted by a hog or sleeping in a sync: about n events. */
