@@ -203,7 +203,7 @@ static void print_text(const char *path, const struct ingero_header *h, const st
 	if (gmtime_r(&secs, &tm))
 		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
 	printf("file:      %s (%" PRIu64 " bytes, %" PRIu64 " blocks, index %s)\n", path, st->bytes, st->blocks,
-	       indexed ? "from the footer" : "rebuilt by scanning: the footer is missing");
+	       indexed ? "from the footer" : "rebuilt by scanning: the footer is missing or damaged");
 	printf("host:      %s\nkernel:    %s\ncpus:      %u\nclock:     %s\nboot id:   %s\ncommand:   %s\n",
 	       h->host, h->kernel, h->ncpus, h->clock, h->boot_id, h->command);
 	printf("started:   %s (trace clock %" PRIu64 " ns)\n", when, h->start_ns);

@@ -579,6 +579,15 @@ static const char *take_section(struct ingero_reader *r, struct blockref *b)
 	return bad;
 }
 
+/* Whether the got bytes at p start a skippable frame: as much of its magic as they hold matches. */
+static int skippable_start(const uint8_t *p, size_t got)
+{
+	uint8_t magic[4];
+
+	put_u32(magic, SKIPPABLE_BASE);
+	return got && (p[0] & 0xf0) == magic[0] && !memcmp(p + 1, magic + 1, (got < 4 ? got : 4) - 1);
+}
+
 /* Rebuilds the index by reading every frame: the footer is missing or damaged. */
 static void scan(struct ingero_reader *r, uint64_t off)
 {
@@ -594,11 +603,10 @@ static void scan(struct ingero_reader *r, uint64_t off)
 			set_error(r, &b, "read error");
 			return;
 		}
-		if (got >= 4 && (get_u32(p) & SKIPPABLE_MASK) == SKIPPABLE_BASE) {
-			if (got < 8 || get_u32(p + 4) > r->size - b.offset - 8) {
-				set_error(r, &b, "truncated at offset %" PRIu64, r->size);
+		if (skippable_start(p, got)) {
+			/* cut short by the file's end: a footer the recorder did not finish, and no events */
+			if (got < 8 || get_u32(p + 4) > r->size - b.offset - 8)
 				return;
-			}
 			b.offset += 8 + (uint64_t)get_u32(p + 4);
 			continue;
 		}

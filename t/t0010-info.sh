@@ -58,6 +58,22 @@ test_expect_success MKTRACE 'without its footer the index is rebuilt and the cou
 	test_json crashed.json .events 1808
 '
 
+test_expect_success MKTRACE 'a footer cut short at any byte reads as no footer: every event, exit 0' '
+	data=$(stat -c %s crashed.ing.zst) &&
+	size=$(stat -c %s known.ing.zst) &&
+	test $data -lt $size &&
+	for cut in $(seq $((data + 1)) $((size - 1)))
+	do
+		head -c $cut known.ing.zst >footer-cut.ing.zst &&
+		ingero info --json footer-cut.ing.zst >footer-cut.json &&
+		echo "$cut $(jq -r "\"\(.index) \(.events)\"" footer-cut.json)" || echo "$cut failed"
+	done >cuts &&
+	seq $((data + 1)) $((size - 1)) | sed "s/$/ rebuilt 1808/" >expect &&
+	test_cmp expect cuts &&
+	ingero info footer-cut.ing.zst >out &&
+	grep "index rebuilt by scanning: the footer is missing or damaged)$" out
+'
+
 test_expect_success MKTRACE 'a cut trace exits 1 and names the block and offset' '
 	size=$(stat -c %s known.ing.zst) &&
 	head -c $((size / 2)) known.ing.zst >cut.ing.zst &&

@@ -113,6 +113,17 @@ test_expect_success MKTRACE 'a damaged trace prints what it can, then exits 1 na
 	test $(wc -l <some) -lt 1808
 '
 
+test_expect_success MKTRACE 'a footer cut short prints every event and exits 0' '
+	size=$(stat -c %s known.ing.zst) &&
+	footer=$(od -An -tu8 -j $((size - 16)) -N 8 known.ing.zst) &&
+	for cut in $((size - footer + 1)) $((size - 1))
+	do
+		head -c $cut known.ing.zst >footer-cut.ing.zst &&
+		ingero dump footer-cut.ing.zst >footer-cut.txt &&
+		test_cmp all.txt footer-cut.txt || return 1
+	done
+'
+
 test_expect_success 'dump --help prints the usage from the option table' '
 	ingero dump --help >out &&
 	grep "^usage: ingero dump" out &&

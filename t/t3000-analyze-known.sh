@@ -216,6 +216,14 @@ test_expect_success 'usage errors exit 129, a missing or damaged file 1' '
 	grep -q "dir.ing.zst. is a directory" err
 '
 
+test_expect_success 'a footer cut short reads as no footer: the same report' '
+	size=$(stat -c %s known.ing.zst) &&
+	footer=$(od -An -tu8 -j $((size - 16)) -N 8 known.ing.zst) &&
+	head -c $((size - footer + 1)) known.ing.zst >footer-cut.ing.zst &&
+	ingero analyze --no-color footer-cut.ing.zst >footer-cut.txt &&
+	test_cmp out.txt footer-cut.txt
+'
+
 test_expect_success '--help lists the options that the man page documents' '
 	ingero analyze --help >help.txt &&
 	sed "s/\\\\-/-/g" "$SRC_DIR/Documentation/ingero-analyze.1" >man.txt &&

@@ -109,7 +109,8 @@ static void test_cuts(const struct gen *g)
 		for (f = 0; f < nframes && frames[f].end <= cut; f++)
 			if (frames[f].tag == 0x42474e49u)
 				keep[frames[f].stream] += frames[f].count;
-		at_boundary = f > 0 && frames[f - 1].end == cut;
+		/* a cut in the footer, a skippable frame without events, reads as no footer */
+		at_boundary = (f > 0 && frames[f - 1].end == cut) || !frames[f].tag;
 		want = gen_merged(g, keep, &nw);
 		fd = memfd_of(file, cut);
 		read_back(fd, want, nw, &res);
@@ -127,7 +128,7 @@ static void test_cuts(const struct gen *g)
 		free(want);
 	}
 	ok(!bad, "a trace cut at %zu points returns the events of the whole blocks before the cut and names it "
-	   "(%zu cuts at frame boundaries end cleanly)", checked, clean);
+	   "(%zu cuts at frame boundaries or in the footer end cleanly)", checked, clean);
 }
 
 static void test_flips(const struct gen *g)
