@@ -782,7 +782,8 @@ fail:
 struct ingero_reader *ingero_reader_open(const char *path)
 {
 	struct ingero_reader *r;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* not to wait for a writer on a FIFO, which is refused as not a file; a file's reads never block */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 
 	if (fd < 0) {
 		error_errno("cannot open '%s'", path);

@@ -89,6 +89,13 @@ test_expect_success 'a file that is not a trace exits 1' '
 	grep "cannot open .missing.ing.zst." err
 '
 
+test_expect_success 'a FIFO without a writer is refused at once, not waited on' '
+	mkfifo fifo.ing.zst &&
+	test_expect_code 1 timeout 10 ingero info fifo.ing.zst 2>err &&
+	echo "ingero: '"'"'fifo.ing.zst'"'"' is not a file: a trace is read out of order, so save it to a file first" >expect &&
+	test_cmp expect err
+'
+
 test_expect_success 'info --help prints the usage and exits 0; no file is a usage error' '
 	ingero info --help >out &&
 	grep "^usage: ingero info \[--json\] <file>" out &&

@@ -124,6 +124,13 @@ test_expect_success MKTRACE 'a footer cut short prints every event and exits 0' 
 	done
 '
 
+test_expect_success 'a FIFO without a writer is refused at once, not waited on' '
+	mkfifo fifo.ing.zst &&
+	test_expect_code 1 timeout 10 ingero dump fifo.ing.zst 2>err &&
+	echo "ingero: '"'"'fifo.ing.zst'"'"' is not a file: a trace is read out of order, so save it to a file first" >expect &&
+	test_cmp expect err
+'
+
 test_expect_success 'dump --help prints the usage from the option table' '
 	ingero dump --help >out &&
 	grep "^usage: ingero dump" out &&

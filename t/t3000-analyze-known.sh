@@ -224,6 +224,13 @@ test_expect_success 'a footer cut short reads as no footer: the same report' '
 	test_cmp out.txt footer-cut.txt
 '
 
+test_expect_success 'a FIFO without a writer is refused at once, not waited on' '
+	mkfifo fifo.ing.zst &&
+	test_expect_code 1 timeout 10 ingero analyze fifo.ing.zst 2>err &&
+	echo "ingero: '"'"'fifo.ing.zst'"'"' is not a file: a trace is read out of order, so save it to a file first" >expect &&
+	test_cmp expect err
+'
+
 test_expect_success '--help lists the options that the man page documents' '
 	ingero analyze --help >help.txt &&
 	sed "s/\\\\-/-/g" "$SRC_DIR/Documentation/ingero-analyze.1" >man.txt &&
