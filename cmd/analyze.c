@@ -918,7 +918,7 @@ int cmd_analyze(int argc, const char **argv)
 		if (ingero_analysis_add(a, &ev))
 			die_errno("out of memory analysing '%s'", argv[0]);
 	if (ret < 0)
-		die("'%s' is damaged: %s (ingero info shows what is readable)", argv[0], ingero_reader_error(r));
+		die("'%s' is damaged: %s (ingero dump prints the events before the damage)", argv[0], ingero_reader_error(r));
 	res = ingero_analysis_finish(a);
 	if (!res)
 		die("cannot build the report of '%s'", argv[0]);

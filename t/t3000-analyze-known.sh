@@ -224,6 +224,17 @@ test_expect_success 'a footer cut short reads as no footer: the same report' '
 	test_cmp out.txt footer-cut.txt
 '
 
+test_expect_success 'a damaged trace: the hint names dump, which prints the events before the damage' '
+	size=$(stat -c %s known.ing.zst) &&
+	footer=$(od -An -tu8 -j $((size - 16)) -N 8 known.ing.zst) &&
+	cut=$((size - footer - 1)) &&
+	head -c $cut known.ing.zst >damaged.ing.zst &&
+	test_expect_code 1 ingero analyze damaged.ing.zst 2>err &&
+	grep -E "^ingero: .damaged.ing.zst. is damaged: block [0-9]+ at offset [0-9]+: truncated at offset $cut \(ingero dump prints the events before the damage\)$" err &&
+	test_expect_code 1 ingero dump damaged.ing.zst >events 2>/dev/null &&
+	test $(wc -l <events) -gt 100
+'
+
 test_expect_success 'a FIFO without a writer is refused at once, not waited on' '
 	mkfifo fifo.ing.zst &&
 	test_expect_code 1 timeout 10 ingero analyze fifo.ing.zst 2>err &&
