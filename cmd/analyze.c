@@ -11,6 +11,7 @@
 #include "parse-options.h"
 #include "../lib/analysis.h"
 #include "../lib/trace.h"
+#include "../formats/text.h"
 
 #define SCHEMA "ingero-analyze/1"
 #define DEFAULT_TOP 10
@@ -435,29 +436,13 @@ struct json {
 	int first;
 };
 
-static void jstr(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; s && *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
-
 static void jkey(struct json *j, const char *key)
 {
 	if (!j->first)
 		fputc(',', j->f);
 	j->first = 0;
 	if (key) {
-		jstr(j->f, key);
+		ingero_text_fquote(j->f, key);
 		fputc(':', j->f);
 	}
 }
@@ -496,7 +481,7 @@ static void jdouble(struct json *j, const char *key, double v)
 static void jtext(struct json *j, const char *key, const char *s)
 {
 	jkey(j, key);
-	jstr(j->f, s);
+	ingero_text_fquote(j->f, s);
 }
 
 static void jbool(struct json *j, const char *key, int v)

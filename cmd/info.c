@@ -84,18 +84,6 @@ static void add_event(struct info *in, const struct ingero_event *ev, uint32_t n
 	}
 }
 
-static void print_quoted(const char *s)
-{
-	size_t n = ingero_text_quote(NULL, 0, s);
-	char *buf = malloc(n + 1);
-
-	if (!buf)
-		die_errno("out of memory");
-	ingero_text_quote(buf, n + 1, s);
-	fputs(buf, stdout);
-	free(buf);
-}
-
 /* APIs by calls, most first; ties by table order. */
 static const uint64_t *sort_calls;
 static int by_calls(const void *a, const void *b)
@@ -128,26 +116,26 @@ static void print_json(const char *path, const struct ingero_header *h, const st
 	int first = 1;
 
 	printf("{\"file\":");
-	print_quoted(path);
+	ingero_text_fquote(stdout, path);
 	printf(",\"bytes\":%" PRIu64 ",\"blocks\":%" PRIu64 ",\"index\":\"%s\"", st->bytes, st->blocks,
 	       indexed ? "footer" : "rebuilt");
 	printf(",\"header\":{\"host\":");
-	print_quoted(h->host);
+	ingero_text_fquote(stdout, h->host);
 	printf(",\"kernel\":");
-	print_quoted(h->kernel);
+	ingero_text_fquote(stdout, h->kernel);
 	printf(",\"clock\":");
-	print_quoted(h->clock);
+	ingero_text_fquote(stdout, h->clock);
 	printf(",\"boot_id\":");
-	print_quoted(h->boot_id);
+	ingero_text_fquote(stdout, h->boot_id);
 	printf(",\"command\":");
-	print_quoted(h->command);
+	ingero_text_fquote(stdout, h->command);
 	printf(",\"ncpus\":%u,\"start_ns\":%" PRIu64 ",\"realtime_ns\":%" PRIu64 ",\"napis\":%u",
 	       h->ncpus, h->start_ns, h->realtime_ns, h->napis);
 	/* The API table in its order: a call's api field and the probes' api=\N index it. */
 	printf(",\"api_table\":[");
 	for (i = 0; i < h->napis; i++) {
 		printf("%s", i ? "," : "");
-		print_quoted(h->apis[i].name);
+		ingero_text_fquote(stdout, h->apis[i].name);
 	}
 	printf("]}");
 	printf(",\"events\":%" PRIu64 ",\"bytes_per_event\":%.3f", in->total,
@@ -164,9 +152,9 @@ static void print_json(const char *path, const struct ingero_header *h, const st
 		if (!in->calls[a] && !in->open[a])
 			continue;
 		printf("%s{\"name\":", first ? "" : ",");
-		print_quoted(a < h->napis ? h->apis[a].name : "unknown");
+		ingero_text_fquote(stdout, a < h->napis ? h->apis[a].name : "unknown");
 		printf(",\"lib\":");
-		print_quoted(a < h->napis ? h->apis[a].lib : "");
+		ingero_text_fquote(stdout, a < h->napis ? h->apis[a].lib : "");
 		printf(",\"calls\":%" PRIu64 ",\"open\":%" PRIu64 "}", in->calls[a], in->open[a]);
 		first = 0;
 	}
@@ -175,9 +163,9 @@ static void print_json(const char *path, const struct ingero_header *h, const st
 		const struct ingero_lib *l = &in->libs[k];
 
 		printf("%s{\"id\":%u,\"path\":", k ? "," : "", l->id);
-		print_quoted(l->path);
+		ingero_text_fquote(stdout, l->path);
 		printf(",\"build_id\":");
-		print_quoted(l->build_id);
+		ingero_text_fquote(stdout, l->build_id);
 		printf(",\"pid\":%u,\"probes\":%u,\"missing\":%u}", l->pid, l->probes, l->missing);
 	}
 	printf("],\"lost\":[");

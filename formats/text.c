@@ -1,7 +1,7 @@
 /*
  * Events as text for `ingero dump`: a stable key=value line like perf
- * script's, or a JSON object. Everything is formatted into the caller's
- * buffer; nothing here prints.
+ * script's, or a JSON object; and the JSON string quoting of every command.
+ * Everything is formatted into the caller's buffer or stream.
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -9,10 +9,14 @@
 #include <string.h>
 #include "text.h"
 
-/* An appending writer over a fixed buffer that counts what it could not fit. */
+/*
+ * An appending writer: to a stream f, or else over a fixed buffer,
+ * always NUL-terminated, counting what it could not fit.
+ */
 struct out {
 	char *p;
 	size_t size, len;
+	FILE *f;
 };
 
 static void put(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -23,38 +27,112 @@ static void put(struct out *o, const char *fmt, ...)
 	int n;
 
 	va_start(ap, fmt);
-	n = vsnprintf(o->p + (o->len < o->size ? o->len : o->size), o->len < o->size ? o->size - o->len : 0, fmt, ap);
+	if (o->f)
+		n = vfprintf(o->f, fmt, ap);
+	else
+		n = vsnprintf(o->p + (o->len < o->size ? o->len : o->size), o->len < o->size ? o->size - o->len : 0, fmt, ap);
 	va_end(ap);
 	if (n > 0)
 		o->len += n;
 }
 
+/* Appends the n bytes at s as they are. */
+static void put_bytes(struct out *o, const void *s, size_t n)
+{
+	if (o->f) {
+		fwrite(s, 1, n, o->f);
+	} else if (o->len < o->size) {
+		size_t room = o->size - o->len - 1;
+
+		memcpy(o->p + o->len, s, n < room ? n : room);
+		o->p[o->len + (n < room ? n : room)] = 0;
+	}
+	o->len += n;
+}
+
+/*
+ * The length of the character at p when it is printable: 1 for ASCII from
+ * space to '~', 2 to 4 for a well-formed UTF-8 sequence (no overlong form,
+ * no surrogate, at most U+10FFFF); 0 for a control byte or a byte that
+ * starts no such sequence.
+ */
+static size_t printable_len(const unsigned char *p)
+{
+	size_t n, i;
+	unsigned char lo = 0x80, hi = 0xbf;
+
+	if (*p >= 0x20 && *p < 0x7f)
+		return 1;
+	if (*p >= 0xc2 && *p <= 0xdf)
+		n = 2;
+	else if (*p >= 0xe0 && *p <= 0xef)
+		n = 3;
+	else if (*p >= 0xf0 && *p <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	if (*p == 0xe0)
+		lo = 0xa0;
+	else if (*p == 0xed)
+		hi = 0x9f;
+	else if (*p == 0xf0)
+		lo = 0x90;
+	else if (*p == 0xf4)
+		hi = 0x8f;
+	for (i = 1; i < n; i++, lo = 0x80, hi = 0xbf)
+		if (p[i] < lo || p[i] > hi)
+			return 0;
+	return n;
+}
+
+/*
+ * s as a JSON string: valid UTF-8 as it is, '"' and '\\' escaped, control
+ * bytes (and DEL) as \\u00XX, and each byte that is not valid UTF-8 as
+ * \\ufffd, the replacement character.
+ */
+static void quote(struct out *o, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+
+	put_bytes(o, "\"", 1);
+	while (*p) {
+		size_t n = printable_len(p);
+
+		if (*p == '"' || *p == '\\')
+			put(o, "\\%c", *p);
+		else if (n)
+			put_bytes(o, p, n);
+		else if (*p < 0x80)
+			put(o, "\\u%04x", *p);
+		else
+			put_bytes(o, "\\ufffd", 6);
+		p += n ? n : 1;
+	}
+	put_bytes(o, "\"", 1);
+}
+
 size_t ingero_text_quote(char *out, size_t size, const char *s)
 {
-	struct out o = { out, size, 0 };
-	const unsigned char *p = (const unsigned char *)(s ? s : "");
+	struct out o = { out, size, 0, NULL };
 
 	if (size)
 		out[0] = 0;
-	put(&o, "\"");
-	for (; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			put(&o, "\\%c", *p);
-		else if (*p < 0x20 || *p == 0x7f)
-			put(&o, "\\u%04x", *p);
-		else
-			put(&o, "%c", *p);
-	}
-	put(&o, "\"");
+	quote(&o, s);
 	return o.len;
+}
+
+void ingero_text_fquote(FILE *f, const char *s)
+{
+	struct out o = { NULL, 0, 0, f };
+
+	quote(&o, s);
 }
 
 static void put_str(struct out *o, const char *key, const char *s, int json)
 {
 	if (json) {
 		put(o, ",\"%s\":", key);
-		o->len += ingero_text_quote(o->p + (o->len < o->size ? o->len : o->size),
-					    o->len < o->size ? o->size - o->len : 0, s);
+		quote(o, s);
 	} else {
 		put(o, " %s=%s", key, s ? s : "");
 	}
@@ -121,7 +199,10 @@ static void put_call(struct out *o, const struct ingero_call *c, uint64_t ts, co
 
 		snprintf(name, sizeof(name), "arg%u", i);
 		if (json) {
-			put(o, i ? ",\"%s\":" : "\"%s\":", n);
+			if (i)
+				put_bytes(o, ",", 1);
+			quote(o, n);
+			put(o, ":");
 			put(o, api && arg_is_number(api->args[i].kind) ? "%" PRIu64 : "\"0x%" PRIx64 "\"", c->args[i]);
 		} else {
 			put(o, api && arg_is_number(api->args[i].kind) ? " %s=%" PRIu64 : " %s=0x%" PRIx64, n,
@@ -142,7 +223,7 @@ static void put_call(struct out *o, const struct ingero_call *c, uint64_t ts, co
 size_t ingero_text_event(char *out, size_t size, const struct ingero_event *ev,
 			 const struct ingero_header *h, int json)
 {
-	struct out o = { out, size, 0 };
+	struct out o = { out, size, 0, NULL };
 	uint64_t key = ingero_event_key(ev), at = key >= h->start_ns ? key - h->start_ns : h->start_ns - key;
 	const char *sign = key >= h->start_ns ? "" : "-";
 	int64_t cpu = -1, tid = -1;

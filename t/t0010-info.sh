@@ -74,6 +74,14 @@ test_expect_success MKTRACE 'a footer cut short at any byte reads as no footer: 
 	grep "index rebuilt by scanning: the footer is missing or damaged)$" out
 '
 
+test_expect_success MKTRACE 'info --json is valid UTF-8: control bytes escaped, a byte of no character U+FFFD' '
+	"$MKTRACE" --odd odd.ing.zst &&
+	ingero info --json odd.ing.zst >odd.json &&
+	python3 -c "import json, sys; json.load(open(sys.argv[1], encoding=\"utf-8\"))" odd.json &&
+	grep -F "\"host\":\"höst a\\\"b\\\\c d\u000a\u0009e\u0001\u007f\ufffd=café\"" odd.json &&
+	grep -F "\"api_table\":[\"cudaMalloc\",\"cudaa\\\"b\\\\c d\u000a\u0009e\u0001\u007f\ufffd=café\"]" odd.json
+'
+
 test_expect_success MKTRACE 'a cut trace exits 1 and names the block and offset' '
 	size=$(stat -c %s known.ing.zst) &&
 	head -c $((size / 2)) known.ing.zst >cut.ing.zst &&

@@ -1,8 +1,11 @@
 /*
  * Writes a known trace for the tests and the fuzzer's seeds: exact counts
  * per stream and per API, two libraries, two losses, over three seconds.
+ * With --odd, a small trace of what a reader must print with care instead:
+ * strings that are not valid UTF-8 or hold control bytes, an event before
+ * the start, a call that returns before its entry, an API beyond the table.
  *
- *   mktrace [--scale N] [--no-footer] FILE
+ *   mktrace [--scale N] [--no-footer] [--odd] FILE
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -43,6 +46,71 @@ static void add(struct ingero_writer *w, const struct ingero_event *e)
 	}
 }
 
+/* A quote, a backslash, a space, a newline, a tab, ^A, DEL, a stray 0xff, an '=' and valid UTF-8. */
+#define ODD "a\"b\\c d\n\te\x01\x7f\xff=caf\xc3\xa9"
+/* A comm the kernel cut at 15 bytes, in the middle of a character: "trainer-" and three CJK, the last cut */
+#define CUT_COMM "trainer-\xe6\x97\xa5\xe6\x9c\xac\xe8"
+
+static const struct ingero_api odd_apis[] = {
+	{ "cudaMalloc", "cudart", "alloc", "cudaError_t", INGERO_ROLE_ALLOC, 2,
+	  { { "void **", "devPtr", INGERO_ARG_OUT_DEVPTR }, { "size_t", "size", INGERO_ARG_SIZE } } },
+	{ "cuda" ODD, "cudart", "odd", "cudaError_t", 0, 1, { { "int", "n " ODD, INGERO_ARG_INT } } },
+};
+
+static void write_odd(struct ingero_writer *w)
+{
+	struct ingero_event e;
+
+	memset(&e, 0, sizeof(e));
+	e.stream = INGERO_STREAM_TASK;
+	e.ts = START - 500;	/* before the start */
+	e.task = (struct ingero_task){ INGERO_TASK_COMM, 100, 100, 0, 0, CUT_COMM };
+	add(w, &e);
+	memset(&e, 0, sizeof(e));
+	e.stream = INGERO_STREAM_LIB;
+	e.ts = START + 600;
+	e.lib = (struct ingero_lib){ 1, 100, 2, 0, "/opt/" ODD "/libcudart.so", "" };
+	add(w, &e);
+
+	memset(&e, 0, sizeof(e));
+	e.stream = INGERO_STREAM_CALL;
+	e.call = (struct ingero_call){ .pid = 100, .tid = 100, .cpu = 1, .ret = 0 };
+	e.ts = START + 10000;
+	e.call.end_ns = e.ts + 2000;
+	e.call.id = 1;
+	e.call.api = 1;
+	e.call.args[0] = 7;
+	add(w, &e);
+	e.ts = START + 20000;
+	e.call.end_ns = e.ts - 1000;	/* a return before its entry */
+	e.call.id = 2;
+	e.call.api = 0;
+	e.call.args[0] = 0x7000;
+	e.call.args[1] = 4096;
+	add(w, &e);
+	e.ts = START + 30000;
+	e.call.end_ns = e.ts + 3000;
+	e.call.id = 3;
+	e.call.api = 9;	/* beyond the table */
+	add(w, &e);
+
+	memset(&e, 0, sizeof(e));
+	e.stream = INGERO_STREAM_SWITCH;
+	e.ts = START + 40000;
+	e.sw = (struct ingero_switch){ 0, 100, 0, 120, 120, INGERO_STATE_SLEEPING, CUT_COMM, ODD };
+	add(w, &e);
+	memset(&e, 0, sizeof(e));
+	e.stream = INGERO_STREAM_WAKEUP;
+	e.ts = START + 50000;
+	e.wakeup = (struct ingero_wakeup){ 0, 1, 0, 100, 120, CUT_COMM };
+	add(w, &e);
+	memset(&e, 0, sizeof(e));
+	e.stream = INGERO_STREAM_LOST;
+	e.ts = START + 60000;
+	e.lost = (struct ingero_lost){ 1, START + 61000, 3 };
+	add(w, &e);
+}
+
 int main(int argc, char **argv)
 {
 	struct ingero_header h = {
@@ -52,7 +120,7 @@ int main(int argc, char **argv)
 		.napis = sizeof(apis) / sizeof(apis[0]), .apis = apis,
 	};
 	static const char *const comms[] = { "python3", "pt_worker", "journald", "kworker/1:0" };
-	unsigned scale = 1, footer = 1, i, n;
+	unsigned scale = 1, footer = 1, odd = 0, i, n;
 	const char *path = NULL;
 	struct ingero_writer *w;
 	struct ingero_event e;
@@ -63,17 +131,29 @@ int main(int argc, char **argv)
 			scale = (unsigned)atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--no-footer"))
 			footer = 0;
+		else if (!strcmp(argv[i], "--odd"))
+			odd = 1;
 		else
 			path = argv[i];
 	}
 	if (!path || !scale) {
-		fprintf(stderr, "usage: mktrace [--scale N] [--no-footer] FILE\n");
+		fprintf(stderr, "usage: mktrace [--scale N] [--no-footer] [--odd] FILE\n");
 		return 129;
+	}
+	if (odd) {
+		h.host = "h\xc3\xb6st " ODD;
+		h.command = "python3 " ODD;
+		h.napis = sizeof(odd_apis) / sizeof(odd_apis[0]);
+		h.apis = odd_apis;
 	}
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	if (fd < 0 || !(w = ingero_writer_new(fd, &h))) {
 		perror(path);
 		return 1;
+	}
+	if (odd) {
+		write_odd(w);
+		goto done;
 	}
 
 	memset(&e, 0, sizeof(e));
@@ -161,6 +241,7 @@ int main(int argc, char **argv)
 				       .tid = 100, .cpu = 0, .api = 3 };
 	add(w, &e);
 
+done:
 	if (footer ? ingero_writer_close(w) : ingero_writer_flush(w)) {
 		fprintf(stderr, "mktrace: cannot write '%s'\n", path);
 		return 1;
