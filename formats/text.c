@@ -128,13 +128,39 @@ void ingero_text_fquote(FILE *f, const char *s)
 	quote(&o, s);
 }
 
+/*
+ * s as a word of the plain form: valid UTF-8 as it is, a backslash doubled,
+ * and a space, '=', a control byte, DEL or a byte that starts no valid
+ * UTF-8 sequence as \\xHH, so that a line is one event, splits at its
+ * spaces, and each field at its '=' into key and value.
+ */
+static void put_word(struct out *o, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+
+	while (*p) {
+		size_t n = printable_len(p);
+
+		if (*p == '\\') {
+			put_bytes(o, "\\\\", 2);
+		} else if (!n || *p == ' ' || *p == '=') {
+			put(o, "\\x%02x", *p);
+			n = 1;
+		} else {
+			put_bytes(o, p, n);
+		}
+		p += n;
+	}
+}
+
 static void put_str(struct out *o, const char *key, const char *s, int json)
 {
 	if (json) {
 		put(o, ",\"%s\":", key);
 		quote(o, s);
 	} else {
-		put(o, " %s=%s", key, s ? s : "");
+		put(o, " %s=", key);
+		put_word(o, s);
 	}
 }
 
@@ -205,8 +231,9 @@ static void put_call(struct out *o, const struct ingero_call *c, uint64_t ts, co
 			put(o, ":");
 			put(o, api && arg_is_number(api->args[i].kind) ? "%" PRIu64 : "\"0x%" PRIx64 "\"", c->args[i]);
 		} else {
-			put(o, api && arg_is_number(api->args[i].kind) ? " %s=%" PRIu64 : " %s=0x%" PRIx64, n,
-			    c->args[i]);
+			put_bytes(o, " ", 1);
+			put_word(o, n);
+			put(o, api && arg_is_number(api->args[i].kind) ? "=%" PRIu64 : "=0x%" PRIx64, c->args[i]);
 		}
 	}
 	if (json)

@@ -105,6 +105,22 @@ test_expect_success MKTRACE '--json writes one valid JSON object per line' '
 	echo 17,0 >expect && test_cmp expect lost
 '
 
+test_expect_success MKTRACE 'odd bytes are escaped: one line per event, each field one key=value' '
+	"$MKTRACE" --odd odd.ing.zst &&
+	ingero dump odd.ing.zst >odd.txt &&
+	cat >expect <<-\EOF &&
+	-     0.000000500 [---]     100 task   kind=comm pid=100 comm=trainer-日本\xe8
+	     0.000000600 [---]       - lib    id=1 path=/opt/a"b\\c\x20d\x0a\x09e\x01\x7f\xff\x3dcafé/libcudart.so build_id= pid=100 probes=2 missing=0
+	     0.000012000 [001]     100 call   api=cudaa"b\\c\x20d\x0a\x09e\x01\x7f\xff\x3dcafé n\x20a"b\\c\x20d\x0a\x09e\x01\x7f\xff\x3dcafé=7 ret=0 dur_ns=2000 id=1 parent=0 pid=100
+	     0.000019000 [001]     100 call   api=cudaMalloc devPtr=0x7000 size=4096 ret=0 dur_ns=18446744073709550616 id=2 parent=0 pid=100
+	     0.000033000 [001]     100 call   api=api#9 arg0=0x7000 arg1=0x1000 arg2=0x0 arg3=0x0 arg4=0x0 arg5=0x0 ret=0 dur_ns=3000 id=3 parent=0 pid=100
+	     0.000040000 [000]     100 switch prev_comm=trainer-日本\xe8 prev_tid=100 prev_prio=120 prev_state=S next_comm=a"b\\c\x20d\x0a\x09e\x01\x7f\xff\x3dcafé next_tid=0 next_prio=120
+	     0.000050000 [000]       0 wakeup wakee_comm=trainer-日本\xe8 wakee_tid=100 wakee_prio=120 target_cpu=1
+	     0.000060000 [001]       - lost   count=3 span_ns=1000
+	EOF
+	test_cmp expect odd.txt
+'
+
 test_expect_success MKTRACE '--json is valid UTF-8: control bytes escaped, a byte of no character U+FFFD' '
 	"$MKTRACE" --odd odd.ing.zst &&
 	ingero dump --json odd.ing.zst >odd.json &&
