@@ -252,12 +252,13 @@ size_t ingero_text_event(char *out, size_t size, const struct ingero_event *ev,
 {
 	struct out o = { out, size, 0, NULL };
 	uint64_t key = ingero_event_key(ev), at = key >= h->start_ns ? key - h->start_ns : h->start_ns - key;
-	const char *sign = key >= h->start_ns ? "" : "-";
 	int64_t cpu = -1, tid = -1;
-	char state[16];
+	char state[16], secs[24];
 
 	if (size)
 		out[0] = 0;
+	/* the whole seconds with their sign, which the plain form pads as one */
+	snprintf(secs, sizeof(secs), "%s%" PRIu64, key >= h->start_ns ? "" : "-", at / 1000000000);
 	switch (ev->stream) {
 	case INGERO_STREAM_CALL:
 	case INGERO_STREAM_OPEN:
@@ -277,14 +278,14 @@ size_t ingero_text_event(char *out, size_t size, const struct ingero_event *ev,
 		break;
 	}
 	if (json) {
-		put(&o, "{\"time\":\"%s%" PRIu64 ".%09" PRIu64 "\",\"ts_ns\":%" PRIu64 ",\"stream\":\"%s\"", sign,
-		    at / 1000000000, at % 1000000000, ev->ts, ingero_stream_name(ev->stream));
+		put(&o, "{\"time\":\"%s.%09" PRIu64 "\",\"ts_ns\":%" PRIu64 ",\"stream\":\"%s\"", secs,
+		    at % 1000000000, ev->ts, ingero_stream_name(ev->stream));
 		if (cpu >= 0)
 			put(&o, ",\"cpu\":%" PRId64, cpu);
 		if (tid >= 0 || ev->stream == INGERO_STREAM_SWITCH || ev->stream == INGERO_STREAM_WAKEUP)
 			put(&o, ",\"tid\":%" PRId64, tid);
 	} else {
-		put(&o, "%s%6" PRIu64 ".%09" PRIu64, sign, at / 1000000000, at % 1000000000);
+		put(&o, "%6s.%09" PRIu64, secs, at % 1000000000);
 		put(&o, cpu >= 0 ? " [%03" PRId64 "]" : " [---]", cpu);
 		if (tid >= 0 || ev->stream == INGERO_STREAM_SWITCH || ev->stream == INGERO_STREAM_WAKEUP)
 			put(&o, " %7" PRId64, tid);

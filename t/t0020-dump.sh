@@ -109,7 +109,7 @@ test_expect_success MKTRACE 'odd bytes are escaped: one line per event, each fie
 	"$MKTRACE" --odd odd.ing.zst &&
 	ingero dump odd.ing.zst >odd.txt &&
 	cat >expect <<-\EOF &&
-	-     0.000000500 [---]     100 task   kind=comm pid=100 comm=trainer-日本\xe8
+	    -0.000000500 [---]     100 task   kind=comm pid=100 comm=trainer-日本\xe8
 	     0.000000600 [---]       - lib    id=1 path=/opt/a"b\\c\x20d\x0a\x09e\x01\x7f\xff\x3dcafé/libcudart.so build_id= pid=100 probes=2 missing=0
 	     0.000012000 [001]     100 call   api=cudaa"b\\c\x20d\x0a\x09e\x01\x7f\xff\x3dcafé n\x20a"b\\c\x20d\x0a\x09e\x01\x7f\xff\x3dcafé=7 ret=0 dur_ns=2000 id=1 parent=0 pid=100
 	     0.000019000 [001]     100 call   api=cudaMalloc devPtr=0x7000 size=4096 ret=0 dur_ns=18446744073709550616 id=2 parent=0 pid=100
@@ -119,6 +119,14 @@ test_expect_success MKTRACE 'odd bytes are escaped: one line per event, each fie
 	     0.000060000 [001]       - lost   count=3 span_ns=1000
 	EOF
 	test_cmp expect odd.txt
+'
+
+test_expect_success MKTRACE 'an event before the start: the sign with the seconds, padded as one' '
+	head -1 odd.txt | cut -c1-22 >first &&
+	echo "    -0.000000500 [---]" >expect &&
+	test_cmp expect first &&
+	awk "{ print \$1 }" odd.txt >times &&
+	sort -g -s times | cmp - times
 '
 
 test_expect_success MKTRACE '--json is valid UTF-8: control bytes escaped, a byte of no character U+FFFD' '
