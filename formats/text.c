@@ -241,7 +241,8 @@ static void put_call(struct out *o, const struct ingero_call *c, uint64_t ts, co
 	put_i64(o, "ret", (int64_t)c->ret, json);
 	if (c->out)
 		put_hex(o, "out", c->out, json);
-	put_u64(o, "dur_ns", c->end_ns - ts, json);
+	/* negative for a return before its entry, as CPUs whose clocks disagree can record */
+	put_i64(o, "dur_ns", (int64_t)(c->end_ns - ts), json);
 	put_u64(o, "id", c->id, json);
 	put_u64(o, "parent", c->parent, json);
 	put_u64(o, "pid", c->pid, json);

@@ -112,7 +112,7 @@ test_expect_success MKTRACE 'odd bytes are escaped: one line per event, each fie
 	    -0.000000500 [---]     100 task   kind=comm pid=100 comm=trainer-日本\xe8
 	     0.000000600 [---]       - lib    id=1 path=/opt/a"b\\c\x20d\x0a\x09e\x01\x7f\xff\x3dcafé/libcudart.so build_id= pid=100 probes=2 missing=0
 	     0.000012000 [001]     100 call   api=cudaa"b\\c\x20d\x0a\x09e\x01\x7f\xff\x3dcafé n\x20a"b\\c\x20d\x0a\x09e\x01\x7f\xff\x3dcafé=7 ret=0 dur_ns=2000 id=1 parent=0 pid=100
-	     0.000019000 [001]     100 call   api=cudaMalloc devPtr=0x7000 size=4096 ret=0 dur_ns=18446744073709550616 id=2 parent=0 pid=100
+	     0.000019000 [001]     100 call   api=cudaMalloc devPtr=0x7000 size=4096 ret=0 dur_ns=-1000 id=2 parent=0 pid=100
 	     0.000033000 [001]     100 call   api=api#9 arg0=0x7000 arg1=0x1000 arg2=0x0 arg3=0x0 arg4=0x0 arg5=0x0 ret=0 dur_ns=3000 id=3 parent=0 pid=100
 	     0.000040000 [000]     100 switch prev_comm=trainer-日本\xe8 prev_tid=100 prev_prio=120 prev_state=S next_comm=a"b\\c\x20d\x0a\x09e\x01\x7f\xff\x3dcafé next_tid=0 next_prio=120
 	     0.000050000 [000]       0 wakeup wakee_comm=trainer-日本\xe8 wakee_tid=100 wakee_prio=120 target_cpu=1
@@ -129,6 +129,15 @@ test_expect_success MKTRACE 'an event before the start: the sign with the second
 	sort -g -s times | cmp - times
 '
 
+test_expect_success MKTRACE 'a return before its entry: a negative duration, in both forms' '
+	grep -c " api=cudaMalloc .* dur_ns=-1000 id=2 " odd.txt >n &&
+	echo 1 >expect &&
+	test_cmp expect n &&
+	ingero dump --json odd.ing.zst | jq -c "select(.id == 2) | [.ts_ns, .dur_ns]" >dur &&
+	echo "[1000020000,-1000]" >expect &&
+	test_cmp expect dur
+'
+
 test_expect_success MKTRACE '--json is valid UTF-8: control bytes escaped, a byte of no character U+FFFD' '
 	"$MKTRACE" --odd odd.ing.zst &&
 	ingero dump --json odd.ing.zst >odd.json &&
@@ -137,7 +146,7 @@ test_expect_success MKTRACE '--json is valid UTF-8: control bytes escaped, a byt
 	{"time":"-0.000000500","ts_ns":999999500,"stream":"task","tid":100,"kind":"comm","pid":100,"comm":"trainer-日本\ufffd"}
 	{"time":"0.000000600","ts_ns":1000000600,"stream":"lib","id":1,"path":"/opt/a\"b\\c d\u000a\u0009e\u0001\u007f\ufffd=café/libcudart.so","build_id":"","pid":100,"probes":2,"missing":0}
 	{"time":"0.000012000","ts_ns":1000010000,"stream":"call","cpu":1,"tid":100,"api":"cudaa\"b\\c d\u000a\u0009e\u0001\u007f\ufffd=café","args":{"n a\"b\\c d\u000a\u0009e\u0001\u007f\ufffd=café":7},"ret":0,"dur_ns":2000,"id":1,"parent":0,"pid":100}
-	{"time":"0.000019000","ts_ns":1000020000,"stream":"call","cpu":1,"tid":100,"api":"cudaMalloc","args":{"devPtr":"0x7000","size":4096},"ret":0,"dur_ns":18446744073709550616,"id":2,"parent":0,"pid":100}
+	{"time":"0.000019000","ts_ns":1000020000,"stream":"call","cpu":1,"tid":100,"api":"cudaMalloc","args":{"devPtr":"0x7000","size":4096},"ret":0,"dur_ns":-1000,"id":2,"parent":0,"pid":100}
 	{"time":"0.000033000","ts_ns":1000030000,"stream":"call","cpu":1,"tid":100,"api":"api#9","args":{"arg0":"0x7000","arg1":"0x1000","arg2":"0x0","arg3":"0x0","arg4":"0x0","arg5":"0x0"},"ret":0,"dur_ns":3000,"id":3,"parent":0,"pid":100}
 	{"time":"0.000040000","ts_ns":1000040000,"stream":"switch","cpu":0,"tid":100,"prev_comm":"trainer-日本\ufffd","prev_tid":100,"prev_prio":120,"prev_state":"S","next_comm":"a\"b\\c d\u000a\u0009e\u0001\u007f\ufffd=café","next_tid":0,"next_prio":120}
 	{"time":"0.000050000","ts_ns":1000050000,"stream":"wakeup","cpu":0,"tid":0,"wakee_comm":"trainer-日本\ufffd","wakee_tid":100,"wakee_prio":120,"target_cpu":1}
