@@ -255,6 +255,7 @@ size_t ingero_text_event(char *out, size_t size, const struct ingero_event *ev,
 	uint64_t key = ingero_event_key(ev), at = key >= h->start_ns ? key - h->start_ns : h->start_ns - key;
 	int64_t cpu = -1, tid = -1;
 	char state[16], secs[24];
+	int has_tid;
 
 	if (size)
 		out[0] = 0;
@@ -278,20 +279,17 @@ size_t ingero_text_event(char *out, size_t size, const struct ingero_event *ev,
 		cpu = ev->lost.cpu;
 		break;
 	}
+	has_tid = tid >= 0 || ev->stream == INGERO_STREAM_SWITCH || ev->stream == INGERO_STREAM_WAKEUP;
 	if (json) {
 		put(&o, "{\"time\":\"%s.%09" PRIu64 "\",\"ts_ns\":%" PRIu64 ",\"stream\":\"%s\"", secs,
 		    at % 1000000000, ev->ts, ingero_stream_name(ev->stream));
-		if (cpu >= 0)
-			put(&o, ",\"cpu\":%" PRId64, cpu);
-		if (tid >= 0 || ev->stream == INGERO_STREAM_SWITCH || ev->stream == INGERO_STREAM_WAKEUP)
-			put(&o, ",\"tid\":%" PRId64, tid);
+		/* every object has both, null where the stream has none */
+		put(&o, cpu >= 0 ? ",\"cpu\":%" PRId64 : ",\"cpu\":null", cpu);
+		put(&o, has_tid ? ",\"tid\":%" PRId64 : ",\"tid\":null", tid);
 	} else {
 		put(&o, "%6s.%09" PRIu64, secs, at % 1000000000);
 		put(&o, cpu >= 0 ? " [%03" PRId64 "]" : " [---]", cpu);
-		if (tid >= 0 || ev->stream == INGERO_STREAM_SWITCH || ev->stream == INGERO_STREAM_WAKEUP)
-			put(&o, " %7" PRId64, tid);
-		else
-			put(&o, " %7s", "-");
+		put(&o, has_tid ? " %7" PRId64 : "       -", tid);
 		put(&o, " %-6s", ingero_stream_name(ev->stream));
 	}
 	switch (ev->stream) {

@@ -143,16 +143,39 @@ test_expect_success MKTRACE '--json is valid UTF-8: control bytes escaped, a byt
 	ingero dump --json odd.ing.zst >odd.json &&
 	python3 -c "import json, sys; [json.loads(l) for l in open(sys.argv[1], encoding=\"utf-8\")]" odd.json &&
 	cat >expect <<-\EOF &&
-	{"time":"-0.000000500","ts_ns":999999500,"stream":"task","tid":100,"kind":"comm","pid":100,"comm":"trainer-日本\ufffd"}
-	{"time":"0.000000600","ts_ns":1000000600,"stream":"lib","id":1,"path":"/opt/a\"b\\c d\u000a\u0009e\u0001\u007f\ufffd=café/libcudart.so","build_id":"","pid":100,"probes":2,"missing":0}
+	{"time":"-0.000000500","ts_ns":999999500,"stream":"task","cpu":null,"tid":100,"kind":"comm","pid":100,"comm":"trainer-日本\ufffd"}
+	{"time":"0.000000600","ts_ns":1000000600,"stream":"lib","cpu":null,"tid":null,"id":1,"path":"/opt/a\"b\\c d\u000a\u0009e\u0001\u007f\ufffd=café/libcudart.so","build_id":"","pid":100,"probes":2,"missing":0}
 	{"time":"0.000012000","ts_ns":1000010000,"stream":"call","cpu":1,"tid":100,"api":"cudaa\"b\\c d\u000a\u0009e\u0001\u007f\ufffd=café","args":{"n a\"b\\c d\u000a\u0009e\u0001\u007f\ufffd=café":7},"ret":0,"dur_ns":2000,"id":1,"parent":0,"pid":100}
 	{"time":"0.000019000","ts_ns":1000020000,"stream":"call","cpu":1,"tid":100,"api":"cudaMalloc","args":{"devPtr":"0x7000","size":4096},"ret":0,"dur_ns":-1000,"id":2,"parent":0,"pid":100}
 	{"time":"0.000033000","ts_ns":1000030000,"stream":"call","cpu":1,"tid":100,"api":"api#9","args":{"arg0":"0x7000","arg1":"0x1000","arg2":"0x0","arg3":"0x0","arg4":"0x0","arg5":"0x0"},"ret":0,"dur_ns":3000,"id":3,"parent":0,"pid":100}
 	{"time":"0.000040000","ts_ns":1000040000,"stream":"switch","cpu":0,"tid":100,"prev_comm":"trainer-日本\ufffd","prev_tid":100,"prev_prio":120,"prev_state":"S","next_comm":"a\"b\\c d\u000a\u0009e\u0001\u007f\ufffd=café","next_tid":0,"next_prio":120}
 	{"time":"0.000050000","ts_ns":1000050000,"stream":"wakeup","cpu":0,"tid":0,"wakee_comm":"trainer-日本\ufffd","wakee_tid":100,"wakee_prio":120,"target_cpu":1}
-	{"time":"0.000060000","ts_ns":1000060000,"stream":"lost","cpu":1,"count":3,"span_ns":1000}
+	{"time":"0.000060000","ts_ns":1000060000,"stream":"lost","cpu":1,"tid":null,"count":3,"span_ns":1000}
 	EOF
 	test_cmp expect odd.json
+'
+
+test_expect_success MKTRACE '--json: every object has time, ts_ns, stream, cpu and tid, null where the stream has none' '
+	jq -r "select(has(\"time\") and has(\"ts_ns\") and has(\"stream\") and has(\"cpu\") and has(\"tid\")) | .stream" \
+		all.json | sort | uniq -c | sed "s/^ *//" >keys &&
+	printf "%s\n" "1000 call" "2 lib" "2 lost" "1 open" "500 switch" "3 task" "300 wakeup" >expect &&
+	test_cmp expect keys &&
+	jq -c "select(.cpu == null or .tid == null) | [.stream, .cpu, .tid]" all.json | sort -u >nulls &&
+	printf "%s\n" "[\"lib\",null,null]" "[\"lost\",1,null]" "[\"lost\",3,null]" "[\"task\",null,100]" \
+		"[\"task\",null,101]" >expect &&
+	test_cmp expect nulls
+'
+
+test_expect_success MKTRACE '--json: the time of a call is its return, as on the line; ts_ns its entry' '
+	jq -r "select(.stream == \"call\") | select(((.time | tonumber) * 1e9 | round) != .ts_ns + .dur_ns - 1000000000)" \
+		all.json >wrong &&
+	test ! -s wrong &&
+	sed -n 8p all.json | jq -c "[.time, .ts_ns, .dur_ns]" >call &&
+	echo "[\"0.000030000\",1000010000,20000]" >expect &&
+	test_cmp expect call &&
+	sed -n 8p all.txt | cut -c1-16 >line &&
+	echo "     0.000030000" >expect &&
+	test_cmp expect line
 '
 
 test_expect_success MKTRACE 'a damaged trace prints what it can, then exits 1 naming the block' '
