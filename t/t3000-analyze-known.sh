@@ -5,7 +5,6 @@ test_description='analyze on a trace of known content: the golden report, the JS
 GEN=$BUILD_DIR/t/unit/analysis-trace
 command -v script >/dev/null && test_set_prereq SCRIPT
 MKTRACE=$BUILD_DIR/build/t/fuzz/mktrace
-[ -x "$MKTRACE" ] && test_set_prereq MKTRACE
 
 # Runs ingero analyze on a terminal (script(1)'s pseudo-terminal): 0 when its report has colours.
 colored_on_terminal() {
@@ -202,7 +201,7 @@ test_expect_success 'a call of an API beyond the table is counted, as info count
 	grep -q "^unknown    1 call of an API beyond the trace.s table, left out of the report$" odd.txt
 '
 
-test_expect_success MKTRACE 'the JSON is valid UTF-8: control bytes and DEL escaped, a byte of no character U+FFFD' '
+test_expect_success 'the JSON is valid UTF-8: control bytes and DEL escaped, a byte of no character U+FFFD' '
 	"$MKTRACE" --odd oddstr.ing.zst &&
 	ingero analyze --json oddstr.ing.zst >oddstr.json &&
 	python3 -c "import json, sys; json.load(open(sys.argv[1], encoding=\"utf-8\"))" oddstr.json &&
