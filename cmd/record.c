@@ -307,6 +307,24 @@ static void probe_mapped(struct ingero_recorder *r, const pid_t *pids, size_t n)
 	}
 }
 
+/*
+ * -a: probes what the processes seen calling CUDA have mapped, such as a
+ * runtime in a Python environment that no search knew: those new to the
+ * list at once, all of them again when asked.
+ */
+static void probe_followed(struct ingero_recorder *r, int again)
+{
+	static size_t looked;
+	pid_t pids[256];
+	size_t from = again ? 0 : looked, n;
+
+	while ((n = ingero_recorder_processes(r, pids, from, sizeof(pids) / sizeof(pids[0])))) {
+		probe_mapped(r, pids, n);
+		from += n;
+	}
+	looked = from;
+}
+
 static size_t parse_pids(const char *arg, pid_t **out)
 {
 	const char *list = arg;
@@ -456,7 +474,7 @@ static const struct ingero_api *recorded_apis(int with_returns, size_t *napis)
  * draining the buffers; returns the command's wait status (-1: still running).
  */
 static int record_loop(struct ingero_session *s, struct ingero_recorder *r, struct ingero_writer *w,
-		       pid_t child, int duration, const pid_t *pids, size_t npids, int show_status)
+		       pid_t child, int duration, const pid_t *pids, size_t npids, int all, int show_status)
 {
 	uint64_t start = ingero_now_ns(), last_status = start, last_scan = start, stop_at = 0;
 	int status = -1;
@@ -492,6 +510,11 @@ static int record_loop(struct ingero_session *s, struct ingero_recorder *r, stru
 				break;
 			probe_mapped(r, pids, npids);
 			last_scan = now;
+		}
+		if (all) {
+			probe_followed(r, now - last_scan >= 1000000000ULL);
+			if (now - last_scan >= 1000000000ULL)
+				last_scan = now;
 		}
 		if (show_status && now - last_status >= 1000000000ULL) {
 			status_line(r, w, start, 0);
@@ -595,6 +618,8 @@ int cmd_record(int argc, const char **argv)
 		probe_mapped(r, pids, npids);
 	if (o.all && ingero_recorder_follow_mapped(r))
 		goto fail;
+	if (o.all)
+		probe_followed(r, 0);
 	if (ch.listener >= 0 && (ingero_session_hand_over(s, ch.listener) ||
 				 ingero_mmapwatch_start(&watch, ch.listener, on_mapped, r)))
 		goto fail;
@@ -608,7 +633,7 @@ int cmd_record(int argc, const char **argv)
 		status = 127 << 8;
 	} else {
 		status = record_loop(s, r, w, ch.pid, o.duration, o.pids ? pids : NULL,
-					o.pids ? npids : 0, !o.quiet && isatty(2));
+					o.pids ? npids : 0, o.all, !o.quiet && isatty(2));
 	}
 	ingero_session_stop(s);
 	ingero_recorder_poll(r, 1);

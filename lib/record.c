@@ -108,6 +108,11 @@ struct probed_file {
 	ino_t ino;
 };
 
+struct pid_list {
+	pid_t *pids;
+	size_t n, cap;
+};
+
 struct ingero_recorder {
 	struct ingero_session *s;
 	struct ingero_writer *w;
@@ -130,6 +135,7 @@ struct ingero_recorder {
 	size_t threads_cap, nthreads;
 	int follow;			/* -a: threads that call CUDA join the scheduler's pid filter */
 	size_t to_follow;
+	struct pid_list procs;		/* -a: the processes followed, in the order they joined */
 	uint64_t next_call_id;
 	uint64_t last_ts;
 
@@ -700,11 +706,6 @@ static struct thread *thread_get(struct ingero_recorder *r, int32_t tid, uint32_
  * the filter's fork-following adds.
  */
 
-struct pid_list {
-	pid_t *pids;
-	size_t n, cap;
-};
-
 static int pid_list_add(struct pid_list *l, pid_t pid)
 {
 	if (l->n == l->cap) {
@@ -733,6 +734,7 @@ static void list_process(struct ingero_recorder *r, pid_t pid, struct pid_list *
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
 	if (!(d = opendir(path)))
 		return;
+	pid_list_add(&r->procs, pid);
 	while ((e = readdir(d))) {
 		pid_t tid = (pid_t)strtol(e->d_name, NULL, 10);
 		struct thread *t = tid > 0 ? thread_get(r, tid, pid) : NULL;
@@ -782,6 +784,17 @@ static int maps_probed(const struct ingero_recorder *r, const char *line)
 		if (r->files[i].ino == ino && r->files[i].dev == makedev(major, minor))
 			return 1;
 	return 0;
+}
+
+size_t ingero_recorder_processes(struct ingero_recorder *r, pid_t *pids, size_t from, size_t max)
+{
+	size_t n = 0;
+
+	pthread_mutex_lock(&r->lock);
+	for (; from + n < r->procs.n && n < max; n++)
+		pids[n] = r->procs.pids[from + n];
+	pthread_mutex_unlock(&r->lock);
+	return n;
 }
 
 int ingero_recorder_follow_mapped(struct ingero_recorder *r)
@@ -1388,6 +1401,7 @@ void ingero_recorder_free(struct ingero_recorder *r)
 		free(r->handlers[i]);
 	free(r->handlers);
 	free(r->readers);
+	free(r->procs.pids);
 	free(r->lost);
 	free(r->threads);
 	free(r->files);

@@ -46,6 +46,8 @@ int ingero_recorder_probe_lib(struct ingero_recorder *r, const char *path, pid_t
  * call. 0 or -1.
  */
 int ingero_recorder_follow_mapped(struct ingero_recorder *r);
+/* -a: copies up to max of the processes followed, from the from-th on, into pids; returns how many. */
+size_t ingero_recorder_processes(struct ingero_recorder *r, pid_t *pids, size_t from, size_t max);
 /*
  * Reads what the ring buffers hold and writes every event older than a
  * moment ago (all of them when final), in time order.

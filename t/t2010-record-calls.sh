@@ -253,6 +253,30 @@ test_expect_success TRACEFS '-a: a process that starts using CUDA later joins at
 	test_api_calls late.ing.zst cudaStreamSynchronize 3
 '
 
+test_expect_success TRACEFS '-a: a runtime that no search knows is probed once its process calls the driver' '
+	mkdir venv &&
+	cp "$WORKLOADS/libcudart.so.13" venv/ &&
+	{ ingero record -q -a --lib "$WORKLOADS/libcuda.so.1" -o venv.ing.zst & } &&
+	rec=$! &&
+	test_when_finished "kill -9 $rec 2>/dev/null; true" &&
+	wait_tracing $rec &&
+	{ LD_LIBRARY_PATH="$PWD/venv:$WORKLOADS" "$WORKLOADS/threads" -c 2 20 >out & } &&
+	wl=$! &&
+	test_when_finished "kill -9 $wl 2>/dev/null; true" &&
+	wait_state_stopped $wl &&
+	for i in $(seq 500); do grep -q "$PWD/venv/libcudart.so.13" "$TRACING_DIR/uprobe_events" && break; sleep 0.01; done &&
+	kill -CONT $wl &&
+	wait $wl &&
+	kill -INT $rec &&
+	{ wait $rec || :; } &&
+	ingero info venv.ing.zst >info &&
+	grep -q "$PWD/venv/libcudart.so.13 pid $wl," info &&
+	test_api_calls venv.ing.zst cudaMalloc 40 &&
+	# the sync before the runtime was probed is seen in the driver only
+	test_api_calls venv.ing.zst cudaStreamSynchronize 2 &&
+	test_api_calls venv.ing.zst cuStreamSynchronize 3
+'
+
 test_expect_success TRACEFS 'the runtime linked into the executable, found through .symtab' '
 	ingero record -q -o s.ing.zst -- "$WORKLOADS/static-rt" 30 >out &&
 	test_api_calls s.ing.zst cudaMalloc 30 &&
