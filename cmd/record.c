@@ -188,6 +188,7 @@ struct child {
 	pid_t pid;
 	int go_fd, err_fd;
 	int listener;
+	uint64_t stop_at;	/* when a stop signal came; 0: none yet */
 };
 
 /* Starts the command stopped before its exec, so nothing of it runs before the probes are in place. */
@@ -470,13 +471,53 @@ static const struct ingero_api *recorded_apis(int with_returns, size_t *napis)
 }
 
 /*
- * Waits for the command, or with pids for every task of theirs to end,
+ * Passes a stop signal on to the command: SIGINT once it has had a while to
+ * end by itself (a terminal's Ctrl-C reached it already), any other at once;
+ * SIGKILL after the grace. Returns 1 once the command has been killed.
+ */
+static int pass_signal(struct child *ch, uint64_t now)
+{
+	if (!stop_signal)
+		return 0;
+	if (!ch->stop_at) {
+		if (stop_signal != SIGINT)
+			kill(ch->pid, stop_signal);
+		ch->stop_at = now;
+	}
+	if (stop_signal == SIGINT && now - ch->stop_at > CHILD_OWN_NS) {
+		kill(ch->pid, SIGINT);
+		stop_signal = -1;
+	}
+	if (now - ch->stop_at > CHILD_GRACE_NS) {
+		kill(ch->pid, SIGKILL);
+		return 1;
+	}
+	return 0;
+}
+
+/* The command's wait status once it has ended, passing a stop signal on meanwhile. */
+static int wait_child(struct child *ch)
+{
+	int status;
+	pid_t got;
+
+	while ((got = waitpid(ch->pid, &status, WNOHANG)) != ch->pid) {
+		if (got < 0 && errno != EINTR)
+			return -1;
+		sleep_ns(POLL_INTERVAL_NS);
+		pass_signal(ch, ingero_now_ns());
+	}
+	return status;
+}
+
+/*
+ * Waits for the command (ch), or with pids for every task of theirs to end,
  * draining the buffers; returns the command's wait status (-1: still running).
  */
 static int record_loop(struct ingero_session *s, struct ingero_recorder *r, struct ingero_writer *w,
-		       pid_t child, int duration, const pid_t *pids, size_t npids, int all, int show_status)
+		       struct child *ch, int duration, const pid_t *pids, size_t npids, int all, int show_status)
 {
-	uint64_t start = ingero_now_ns(), last_status = start, last_scan = start, stop_at = 0;
+	uint64_t start = ingero_now_ns(), last_status = start, last_scan = start;
 	int status = -1;
 
 	for (;;) {
@@ -485,26 +526,12 @@ static int record_loop(struct ingero_session *s, struct ingero_recorder *r, stru
 		sleep_ns(POLL_INTERVAL_NS);
 		ingero_recorder_poll(r, 0);
 		now = ingero_now_ns();
-		if (child > 0 && waitpid(child, &status, WNOHANG) == child)
+		if (ch && waitpid(ch->pid, &status, WNOHANG) == ch->pid)
 			break;
 		if (duration && now - start >= (uint64_t)duration * 1000000000ULL)
 			break;
-		if (stop_signal && !stop_at) {
-			/* A terminal's Ctrl-C reached the command already; other signals did not. */
-			if (child > 0 && stop_signal != SIGINT)
-				kill(child, stop_signal);
-			stop_at = now;
-			if (child <= 0)
-				break;
-		}
-		if (stop_at && stop_signal == SIGINT && now - stop_at > CHILD_OWN_NS) {
-			kill(child, SIGINT);
-			stop_signal = -1;
-		}
-		if (stop_at && now - stop_at > CHILD_GRACE_NS) {
-			kill(child, SIGKILL);
+		if (ch ? pass_signal(ch, now) : stop_signal != 0)
 			break;
-		}
 		if (npids && now - last_scan >= 1000000000ULL) {
 			if (!ingero_session_pids_left(s))
 				break;
@@ -632,7 +659,7 @@ int cmd_record(int argc, const char **argv)
 		waitpid(ch.pid, NULL, 0);
 		status = 127 << 8;
 	} else {
-		status = record_loop(s, r, w, ch.pid, o.duration, o.pids ? pids : NULL,
+		status = record_loop(s, r, w, argc ? &ch : NULL, o.duration, o.pids ? pids : NULL,
 					o.pids ? npids : 0, o.all, !o.quiet && isatty(2));
 	}
 	ingero_session_stop(s);
@@ -652,7 +679,7 @@ int cmd_record(int argc, const char **argv)
 	free_live_session();
 	close(fd);
 	if (argc && status < 0)
-		waitpid(ch.pid, &status, 0);
+		status = wait_child(&ch);
 	ingero_mmapwatch_stop(&watch);
 	ingero_strlist_release(&found);
 	ingero_strlist_release(&o.libs);

@@ -143,6 +143,20 @@ test_expect_success TRACEFS 'death by a signal is 128+N' '
 	test_expect_code 137 ingero record -q -o t.ing.zst -- "$WORKLOADS/exit-status" -s 9 0
 '
 
+test_expect_success TRACEFS 'a signal after --duration is passed on, and the command waited for' '
+	for sig in TERM:143 INT:130 HUP:129; do
+		ingero record -q -o d.ing.zst --duration 1 -- sleep 6 2>/dev/null &
+		pid=$! &&
+		sleep 2 &&
+		kill -${sig%:*} $pid &&
+		{ wait $pid; echo $? >status; } &&
+		echo ${sig#*:} >expect &&
+		test_cmp expect status || return 1
+	done &&
+	ingero_kernel_leftovers >left &&
+	test_line_count = 0 left
+'
+
 test_expect_success TRACEFS 'the command keeps its stdin and stdout' '
 	echo hello | ingero record -q -o t.ing.zst -- cat >out &&
 	test "$(cat out)" = hello
