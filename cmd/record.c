@@ -584,7 +584,7 @@ int cmd_record(int argc, const char **argv)
 	char *command;
 	struct ingero_trace_stats written;
 	struct ingero_record_stats recorded;
-	int fd, made, status, err;
+	int fd, made, status, err, code = 1;
 
 	argc = parse_options(argc, argv, options, record_usage, PARSE_OPT_STOP_AT_NON_OPTION);
 	if (!!argc + !!o.pids + !!o.all != 1) {
@@ -654,7 +654,11 @@ int cmd_record(int argc, const char **argv)
 		warning("this kernel cannot stop library loads for ingero (seccomp user notification): calls into libraries loaded late from unusual places may be missed");
 	if (ingero_session_start(s))
 		goto fail;
-	if (argc && (err = release(&ch))) {
+	/* A signal before the command could start (Ctrl-C reaches the waiting child too) ends the run. */
+	err = argc ? (stop_signal ? EINTR : release(&ch)) : 0;
+	if (err && stop_signal)
+		goto interrupted;
+	if (err) {
 		error("cannot run '%s': %s", argv[0], strerror(err));
 		waitpid(ch.pid, NULL, 0);
 		status = 127 << 8;
@@ -688,9 +692,15 @@ int cmd_record(int argc, const char **argv)
 	free(enabled);
 	free((void *)apis);
 	return argc ? exit_code(status) : 0;
+interrupted:
+	if (!o.quiet)
+		error("interrupted before '%s' started: nothing recorded", argv[0]);
+	code = 128 + stop_signal;
 fail:
 	if (ch.pid > 0)
 		kill(ch.pid, SIGKILL);
 	ingero_recorder_free(r);
-	exit(1);
+	if (made)
+		unlink(o.output);
+	exit(code);
 }

@@ -157,6 +157,23 @@ test_expect_success TRACEFS 'a signal after --duration is passed on, and the com
 	test_line_count = 0 left
 '
 
+test_expect_success TRACEFS 'Ctrl-C before the command starts: 130, nothing recorded, nothing left behind' '
+	INGERO_NO_GROUPED_PROBES=1 setsid env --default-signal=INT ingero record -o w.ing.zst \
+		--lib "$WORKLOADS/libcuda.so.1" -- "$WORKLOADS/alloc-free" 5 >w.out 2>w.err &
+	pid=$! &&
+	# once the trace is begun, the command waits for its start as a child named ingero
+	for i in $(seq 1000); do test -e w.ing.zst && pgrep -x -P $pid ingero >/dev/null && break; sleep 0.01; done &&
+	kill -INT -- -$pid &&
+	{ wait $pid; echo $? >w.status; } &&
+	echo 130 >expect &&
+	test_cmp expect w.status &&
+	test_line_count = 1 w.err &&
+	grep -q "interrupted before .*alloc-free. started: nothing recorded" w.err &&
+	! test -e w.ing.zst &&
+	ingero_kernel_leftovers >left &&
+	test_line_count = 0 left
+'
+
 test_expect_success TRACEFS 'the command keeps its stdin and stdout' '
 	echo hello | ingero record -q -o t.ing.zst -- cat >out &&
 	test "$(cat out)" = hello
