@@ -231,24 +231,50 @@ static int release(struct child *ch)
 	return err;
 }
 
-/* The command's path as execvp would find it, to look for a runtime linked into it. */
-static int command_path(const char *cmd, char *out, size_t len)
+/* 0 if execve could run path, else the errno it would fail with. */
+static int runnable(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st))
+		return errno;
+	if (!S_ISREG(st.st_mode))
+		return EACCES;
+	return access(path, X_OK) ? errno : 0;
+}
+
+/*
+ * The command's path as execvp finds it, to look for a runtime linked into
+ * it: a name with a slash as it is, else the first runnable file of that
+ * name in PATH (execvp's default one if unset). 0, or the errno of the exec.
+ */
+static int find_command(const char *cmd, char *out, size_t len)
 {
 	const char *path = getenv("PATH");
+	int denied = 0;
 
-	if (strchr(cmd, '/')) {
-		snprintf(out, len, "%s", cmd);
-		return access(out, X_OK);
-	}
-	while (path && *path) {
+	if (!*cmd)
+		return ENOENT;
+	if (strchr(cmd, '/'))
+		return snprintf(out, len, "%s", cmd) < (int)len ? runnable(out) : ENAMETOOLONG;
+	for (path = path ? path : "/bin:/usr/bin";; path++) {
 		size_t n = strcspn(path, ":");
+		int err = ENAMETOOLONG;
 
-		snprintf(out, len, "%.*s/%s", (int)n, path, cmd);
-		if (!access(out, X_OK))
+		/* An empty entry is the current folder. */
+		if (snprintf(out, len, "%.*s%s%s", (int)n, path, n ? "/" : "", cmd) < (int)len)
+			err = runnable(out);
+		if (!err)
 			return 0;
-		path += n + (path[n] == ':');
+		if (err == EACCES)
+			denied = 1;
+		else if (err != ENOENT && err != ENOTDIR && err != ENAMETOOLONG && err != ESTALE &&
+			 err != ENODEV && err != ETIMEDOUT)
+			return err;
+		path += n;
+		if (!*path)
+			return denied ? EACCES : ENOENT;
 	}
-	return -1;
 }
 
 static void on_mapped(const char *path, pid_t pid, void *ctx)
@@ -600,8 +626,8 @@ int cmd_record(int argc, const char **argv)
 	apis = recorded_apis(o.with_returns, &napis);
 	enabled = enabled_apis(o.sets, apis, napis);
 	check_libs(&o.libs, apis, napis, enabled);
-	if (argc && command_path(argv[0], exe, sizeof(exe))) {
-		error("cannot run '%s': command not found", argv[0]);
+	if (argc && (err = find_command(argv[0], exe, sizeof(exe)))) {
+		error("cannot run '%s': %s", argv[0], strerror(err));
 		exit(127);
 	}
 
@@ -633,7 +659,9 @@ int cmd_record(int argc, const char **argv)
 		npids = 1;
 		pids = malloc(sizeof(*pids));
 		pids[0] = ch.pid;
-		ingero_recorder_probe_lib(r, exe, 0);
+		/* A script, or any file not ELF, has no runtime linked in. */
+		if (ingero_lib_has_cuda(exe, apis, napis))
+			ingero_recorder_probe_lib(r, exe, 0);
 	}
 	if (!o.all && ingero_session_filter_pids(s, pids, npids))
 		goto fail;

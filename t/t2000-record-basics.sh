@@ -36,6 +36,40 @@ test_expect_success TRACEFS 'a command that does not exist: 127, one line, nothi
 	test_line_count = 0 left
 '
 
+test_expect_success TRACEFS 'a command execvp cannot run: 127, its errno in one line, nothing left behind' '
+	mkdir dir &&
+	printf "#!/bin/sh\ntrue\n" >noexec.sh && chmod 644 noexec.sh &&
+	mkfifo fifo && chmod +x fifo &&
+	for cmd in ./dir:Permission ./noexec.sh:Permission ./fifo:Permission :No; do
+		test_expect_code 127 timeout 10 ingero record -q -o c.ing.zst -- "${cmd%:*}" 2>err &&
+		test_line_count = 1 err &&
+		grep -q "^ingero: cannot run .${cmd%:*}.: ${cmd#*:}" err &&
+		! test -e c.ing.zst || return 1
+	done &&
+	test_expect_code 127 env PATH="$PWD:/nonexistent" "$BUILD_DIR/ingero" record -q -o c.ing.zst -- noexec.sh 2>err &&
+	grep -q "cannot run .noexec.sh.: Permission denied" err &&
+	ingero_kernel_leftovers >left &&
+	test_line_count = 0 left
+'
+
+test_expect_success TRACEFS 'the command is found as execvp finds it: folders and files that cannot run are passed over' '
+	mkdir -p pd/static-rt &&
+	PATH="$PWD/pd:$WORKLOADS:$PATH" ingero record -q -o s.ing.zst -- static-rt 7 >out 2>err &&
+	test_line_count = 0 err &&
+	test_api_calls s.ing.zst cudaMalloc 7 &&
+	env -u PATH "$BUILD_DIR/ingero" record -q -o p.ing.zst -- true 2>err &&
+	grep -q "no CUDA library" err &&
+	ingero_kernel_leftovers >left &&
+	test_line_count = 0 left
+'
+
+test_expect_success TRACEFS 'a shell script as the command: recorded, and nothing said about it' '
+	printf "#!/bin/sh\nexec \"%s/alloc-free\" 5\n" "$WORKLOADS" >script.sh && chmod +x script.sh &&
+	ingero record -q -o sh.ing.zst -- ./script.sh >out 2>err &&
+	test_line_count = 0 err &&
+	test_api_calls sh.ing.zst cudaMalloc 5
+'
+
 test_expect_success TRACEFS 'a dead pid is refused' '
 	sleep 0.01 & dead=$! && wait $dead &&
 	test_must_fail ingero record -o t.ing.zst -p $dead 2>err &&
