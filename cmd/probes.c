@@ -95,12 +95,14 @@ static int show_lib(const char *path, const struct probes_opts *o, const struct 
 {
 	uint64_t *offsets = calloc(napis, sizeof(*offsets));
 	char build_id[128];
+	struct stat st;
 	int found, kinds[2] = { 0, 0 }, have = 0, lack = 0;
 	size_t i;
 
 	if (!offsets)
 		die_errno("cannot allocate the offsets of %zu APIs", napis);
-	found = ingero_lib_resolve(path, apis, napis, offsets, build_id, sizeof(build_id));
+	found = ingero_lib_stat(path, &st) ? -1 :
+		ingero_lib_resolve(path, apis, napis, offsets, build_id, sizeof(build_id));
 	if (found < 0) {
 		free(offsets);
 		return -1;

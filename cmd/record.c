@@ -283,8 +283,8 @@ static void on_mapped(const char *path, pid_t pid, void *ctx)
 }
 
 /*
- * Every library named with --lib must be an ELF file with a symbol of the
- * sets asked for: a wrong path is said before anything is set up.
+ * Every library named with --lib must be a regular ELF file with a symbol
+ * of the sets asked for: a wrong path is said before anything is set up.
  */
 static void check_libs(const struct ingero_strlist *libs, const struct ingero_api *apis, size_t napis,
 		       const uint8_t *enabled)
@@ -295,7 +295,10 @@ static void check_libs(const struct ingero_strlist *libs, const struct ingero_ap
 	if (!offsets)
 		die("out of memory");
 	for (i = 0; i < libs->nr; i++) {
-		if (ingero_lib_resolve(libs->items[i], apis, napis, offsets, NULL, 0) < 0)
+		struct stat st;
+
+		if (ingero_lib_stat(libs->items[i], &st) ||
+		    ingero_lib_resolve(libs->items[i], apis, napis, offsets, NULL, 0) < 0)
 			exit(1);
 		for (k = 0; k < napis && !(enabled[k] && offsets[k]); k++)
 			;

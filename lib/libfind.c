@@ -72,6 +72,15 @@ int ingero_strlist_add(struct ingero_strlist *l, const char *s)
 	return 0;
 }
 
+int ingero_lib_stat(const char *path, struct stat *st)
+{
+	if (stat(path, st))
+		return error_errno("cannot open '%s'", path);
+	if (!S_ISREG(st->st_mode))
+		return error("'%s' is not a regular file", path);
+	return 0;
+}
+
 /* The files already taken, by (device, inode): a library reached by several names counts once. */
 /* 1 if st is new (and now remembered), 0 if seen, -1 without memory. */
 static int remember(struct ingero_libfind_seen *s, const struct stat *st)

@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include "api.h"
 
@@ -33,6 +34,11 @@ struct ingero_libfind_seen {
  * ones looked at are added, so that looking again costs a stat per mapping.
  */
 int ingero_libfind_mapped(pid_t pid, struct ingero_libfind_seen *seen, struct ingero_strlist *out);
+/*
+ * Stats a library named by the user into st: 0 if it is a regular file, else
+ * -1 and the error said. A FIFO or a device is refused unopened, as its open could block.
+ */
+int ingero_lib_stat(const char *path, struct stat *st);
 /* Whether path is an ELF file that defines any API of the table (in .dynsym or .symtab). */
 int ingero_lib_has_cuda(const char *path, const struct ingero_api *apis, size_t napis);
 

@@ -42,6 +42,15 @@ test_expect_success 'usage errors exit 129 with one line saying what is wrong' '
 	grep "cannot open '"'"'/nonexistent'"'"'" err
 '
 
+test_expect_success 'a --lib that is not a regular file is refused unopened: one line, exit 1' '
+	mkfifo fifo &&
+	test_expect_code 1 timeout 10 ingero probes --lib fifo 2>err &&
+	test_line_count = 1 err &&
+	grep -x "ingero: '"'"'fifo'"'"' is not a regular file" err &&
+	test_expect_code 1 ingero probes --lib . 2>err &&
+	grep -x "ingero: '"'"'.'"'"' is not a regular file" err
+'
+
 test_expect_success '--help lists every option of the man page'"'"'s OPTIONS' '
 	ingero probes --help >help &&
 	sed -n "/^\.SH OPTIONS/,/^\.SH /p" "$SRC_DIR/Documentation/ingero-probes.1" |

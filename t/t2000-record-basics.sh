@@ -84,7 +84,7 @@ test_expect_success TRACEFS 'an output that cannot be created: one line, nothing
 	test_line_count = 0 left
 '
 
-test_expect_success 'a --lib that is missing, not ELF, or without the sets'"'"' symbols: one line, exit 1' '
+test_expect_success 'a --lib that is missing, not a file, not ELF, or without the sets'"'"' symbols: one line, exit 1' '
 	test_expect_code 1 ingero record -o t.ing.zst --lib /nonexistent/libcudart.so -- true 2>err &&
 	test_line_count = 1 err &&
 	grep -q "cannot open ./nonexistent/libcudart.so." err &&
@@ -92,6 +92,10 @@ test_expect_success 'a --lib that is missing, not ELF, or without the sets'"'"' 
 	test_expect_code 1 ingero record -o t.ing.zst --lib fake.so -- true 2>err &&
 	test_line_count = 1 err &&
 	grep -q "not an ELF file" err &&
+	mkfifo lib.fifo &&
+	test_expect_code 1 timeout 10 ingero record -o t.ing.zst --lib lib.fifo -- true 2>err &&
+	test_line_count = 1 err &&
+	grep -q "^ingero: .lib.fifo. is not a regular file" err &&
 	test_expect_code 1 ingero record -o t.ing.zst --lib "$WORKLOADS/liblate.so" -- true 2>err &&
 	test_line_count = 1 err &&
 	grep -q "liblate.so. has none of the symbols" err &&
