@@ -317,49 +317,60 @@ static void probe_list(struct ingero_recorder *r, const struct ingero_strlist *l
 		ingero_recorder_probe_lib(r, l->items[i], pid);
 }
 
+/* The processes recorded: the command, or those of -p. */
+struct pid_list {
+	pid_t *pids;
+	uint8_t *unreadable;	/* whose mappings could not be read: said once, then passed over */
+	size_t n;
+};
+
+static void pid_list_add(struct pid_list *l, pid_t pid)
+{
+	l->pids = realloc(l->pids, (l->n + 1) * sizeof(*l->pids));
+	l->unreadable = realloc(l->unreadable, l->n + 1);
+	if (!l->pids || !l->unreadable)
+		die("out of memory");
+	l->pids[l->n] = pid;
+	l->unreadable[l->n++] = 0;
+}
+
 /*
  * Probes the CUDA libraries the processes have mapped, looking only at files
  * not looked at before; a process that has ended meanwhile is no error.
  */
-static void probe_mapped(struct ingero_recorder *r, const pid_t *pids, size_t n)
+static void probe_mapped(struct ingero_recorder *r, struct pid_list *p)
 {
 	static struct ingero_libfind_seen seen;
 	size_t i;
 
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < p->n; i++) {
 		struct ingero_strlist l = { 0 };
 
-		if (kill(pids[i], 0) && errno == ESRCH)
+		if (p->unreadable[i] || (kill(p->pids[i], 0) && errno == ESRCH))
 			continue;
-		if (!ingero_libfind_mapped(pids[i], &seen, &l))
-			probe_list(r, &l, pids[i]);
+		if (!ingero_libfind_mapped(p->pids[i], &seen, &l))
+			probe_list(r, &l, p->pids[i]);
+		else
+			p->unreadable[i] = 1;
 		ingero_strlist_release(&l);
 	}
 }
 
-/*
- * -a: probes what the processes seen calling CUDA have mapped, such as a
- * runtime in a Python environment that no search knew: those new to the
- * list at once, all of them again when asked.
- */
-static void probe_followed(struct ingero_recorder *r, int again)
+/* -a: the processes followed since the last look join the list; 1 when some did. */
+static int take_followed(struct ingero_recorder *r, struct pid_list *scan)
 {
-	static size_t looked;
+	size_t had = scan->n, n, i;
 	pid_t pids[256];
-	size_t from = again ? 0 : looked, n;
 
-	while ((n = ingero_recorder_processes(r, pids, from, sizeof(pids) / sizeof(pids[0])))) {
-		probe_mapped(r, pids, n);
-		from += n;
-	}
-	looked = from;
+	while ((n = ingero_recorder_processes(r, pids, scan->n, sizeof(pids) / sizeof(pids[0]))))
+		for (i = 0; i < n; i++)
+			pid_list_add(scan, pids[i]);
+	return scan->n > had;
 }
 
-static size_t parse_pids(const char *arg, pid_t **out)
+static void parse_pids(const char *arg, struct pid_list *out)
 {
 	const char *list = arg;
-	size_t n = 0;
-	pid_t *pids = NULL;
 
 	while (*list) {
 		char *end;
@@ -371,14 +382,9 @@ static size_t parse_pids(const char *arg, pid_t **out)
 		}
 		if (kill(v, 0) && errno == ESRCH)
 			die("no process %ld", v);
-		pids = realloc(pids, (n + 1) * sizeof(*pids));
-		if (!pids)
-			die("out of memory");
-		pids[n++] = v;
+		pid_list_add(out, v);
 		list = *end ? end + 1 : end;
 	}
-	*out = pids;
-	return n;
 }
 
 static void sleep_ns(long ns)
@@ -540,11 +546,12 @@ static int wait_child(struct child *ch)
 }
 
 /*
- * Waits for the command (ch), or with pids for every task of theirs to end,
+ * Waits for the command (ch), or with scan for every task of its pids to end
+ * (with all, -a, until stopped: scan gets the processes followed),
  * draining the buffers; returns the command's wait status (-1: still running).
  */
 static int record_loop(struct ingero_session *s, struct ingero_recorder *r, struct ingero_writer *w,
-		       struct child *ch, int duration, const pid_t *pids, size_t npids, int all, int show_status)
+		       struct child *ch, int duration, struct pid_list *scan, int all, int show_status)
 {
 	uint64_t start = ingero_now_ns(), last_status = start, last_scan = start;
 	int status = -1;
@@ -561,16 +568,14 @@ static int record_loop(struct ingero_session *s, struct ingero_recorder *r, stru
 			break;
 		if (ch ? pass_signal(ch, now) : stop_signal != 0)
 			break;
-		if (npids && now - last_scan >= 1000000000ULL) {
-			if (!ingero_session_pids_left(s))
+		/* -a: a process that joins is looked at once */
+		if (all && take_followed(r, scan))
+			probe_mapped(r, scan);
+		if (scan && now - last_scan >= 1000000000ULL) {
+			if (!all && !ingero_session_pids_left(s))
 				break;
-			probe_mapped(r, pids, npids);
+			probe_mapped(r, scan);
 			last_scan = now;
-		}
-		if (all) {
-			probe_followed(r, now - last_scan >= 1000000000ULL);
-			if (now - last_scan >= 1000000000ULL)
-				last_scan = now;
 		}
 		if (show_status && now - last_status >= 1000000000ULL) {
 			status_line(r, w, start, 0);
@@ -603,8 +608,8 @@ int cmd_record(int argc, const char **argv)
 	struct child ch = { .pid = -1, .listener = -1 };
 	struct ingero_mmapwatch watch = { .fd = -1 };
 	struct ingero_strlist found = { 0 };
-	pid_t *pids = NULL;
-	size_t npids = 0, napis;
+	struct pid_list pids = { 0 };
+	size_t napis;
 	const struct ingero_api *apis;
 	struct ingero_session *s;
 	struct ingero_writer *w;
@@ -637,7 +642,7 @@ int cmd_record(int argc, const char **argv)
 	if (!argc && ingero_session_in_container())
 		die("in a PID namespace of its own (a container's), ingero records a command it starts; -p and -a need the host's");
 	if (o.pids)
-		npids = parse_pids(o.pids, &pids);
+		parse_pids(o.pids, &pids);
 	s = ingero_session_new(o.buffer_kb, o.all);
 	if (!s)
 		exit(1);
@@ -659,25 +664,23 @@ int cmd_record(int argc, const char **argv)
 		if (ingero_session_follow_children(s))
 			goto fail;
 		spawn(&ch, argv);
-		npids = 1;
-		pids = malloc(sizeof(*pids));
-		pids[0] = ch.pid;
+		pid_list_add(&pids, ch.pid);
 		/* A script, or any file not ELF, has no runtime linked in. */
 		if (ingero_lib_has_cuda(exe, apis, napis))
 			ingero_recorder_probe_lib(r, exe, 0);
 	}
-	if (!o.all && ingero_session_filter_pids(s, pids, npids))
+	if (!o.all && ingero_session_filter_pids(s, pids.pids, pids.n))
 		goto fail;
 	/* The watch probes each library as it is mapped; without it, probe where it will come from. */
 	if ((ch.listener < 0 || !argc) && !ingero_libfind_candidates(&found))
 		probe_list(r, &found, 0);
 	probe_list(r, &o.libs, 0);
 	if (o.pids || o.all)
-		probe_mapped(r, pids, npids);
+		probe_mapped(r, &pids);
 	if (o.all && ingero_recorder_follow_mapped(r))
 		goto fail;
-	if (o.all)
-		probe_followed(r, 0);
+	if (o.all && take_followed(r, &pids))
+		probe_mapped(r, &pids);
 	if (ch.listener >= 0 && (ingero_session_hand_over(s, ch.listener) ||
 				 ingero_mmapwatch_start(&watch, ch.listener, on_mapped, r)))
 		goto fail;
@@ -694,8 +697,8 @@ int cmd_record(int argc, const char **argv)
 		waitpid(ch.pid, NULL, 0);
 		status = 127 << 8;
 	} else {
-		status = record_loop(s, r, w, argc ? &ch : NULL, o.duration, o.pids ? pids : NULL,
-					o.pids ? npids : 0, o.all, !o.quiet && isatty(2));
+		status = record_loop(s, r, w, argc ? &ch : NULL, o.duration, o.pids || o.all ? &pids : NULL,
+				     o.all, !o.quiet && isatty(2));
 	}
 	ingero_session_stop(s);
 	ingero_recorder_poll(r, 1);
@@ -718,7 +721,8 @@ int cmd_record(int argc, const char **argv)
 	ingero_mmapwatch_stop(&watch);
 	ingero_strlist_release(&found);
 	ingero_strlist_release(&o.libs);
-	free(pids);
+	free(pids.pids);
+	free(pids.unreadable);
 	free(command);
 	free(enabled);
 	free((void *)apis);

@@ -76,6 +76,17 @@ test_expect_success TRACEFS 'a dead pid is refused' '
 	grep -q "no process $dead" err
 '
 
+test_expect_success TRACEFS '-p of a process whose mappings cannot be read: said once' '
+	sleep 10 &
+	pid=$! &&
+	test_when_finished "kill $pid" &&
+	# its /proc entry hidden by an empty mount: kill -0 still finds it
+	unshare -m sh -c "mount -t tmpfs none /proc/$pid &&
+		ingero record -q -o m.ing.zst -p $pid --duration 3" 2>err &&
+	test_line_count = 1 err &&
+	grep -x "ingero: cannot read the mappings of process $pid: No such file or directory" err
+'
+
 test_expect_success TRACEFS 'an output that cannot be created: one line, nothing left behind' '
 	test_must_fail ingero record -o /nonexistent/dir/t.ing.zst -- true 2>err &&
 	test_line_count = 1 err &&
