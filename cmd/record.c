@@ -368,6 +368,17 @@ static int take_followed(struct ingero_recorder *r, struct pid_list *scan)
 	return scan->n > had;
 }
 
+/* Whether pid has ended but is still there for its parent to reap. */
+static int is_zombie(pid_t pid)
+{
+	char path[64], line[256], *state;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	/* "pid (comm) S ...": the command may hold spaces and parentheses */
+	state = strrchr(read_line_file(path, line, sizeof(line)), ')');
+	return state && state[1] == ' ' && (state[2] == 'Z' || state[2] == 'X');
+}
+
 static void parse_pids(const char *arg, struct pid_list *out)
 {
 	const char *list = arg;
@@ -382,6 +393,8 @@ static void parse_pids(const char *arg, struct pid_list *out)
 		}
 		if (kill(v, 0) && errno == ESRCH)
 			die("no process %ld", v);
+		if (is_zombie(v))
+			die("process %ld has ended (its parent has not reaped it yet)", v);
 		pid_list_add(out, v);
 		list = *end ? end + 1 : end;
 	}

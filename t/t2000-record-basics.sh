@@ -76,6 +76,18 @@ test_expect_success TRACEFS 'a dead pid is refused' '
 	grep -q "no process $dead" err
 '
 
+test_expect_success TRACEFS 'a zombie pid is refused as a process that has ended' '
+	(sleep 0.1 & exec sleep 5) &
+	parent=$! &&
+	test_when_finished "kill $parent" &&
+	sleep 0.5 &&
+	zombie=$(pgrep -P $parent) &&
+	test_expect_code 1 timeout 10 ingero record -o z.ing.zst -p $zombie 2>err &&
+	test_line_count = 1 err &&
+	grep -x "ingero: process $zombie has ended (its parent has not reaped it yet)" err &&
+	! test -e z.ing.zst
+'
+
 test_expect_success TRACEFS '-p of a process whose mappings cannot be read: said once' '
 	sleep 10 &
 	pid=$! &&
