@@ -255,10 +255,15 @@ test_expect_success TRACEFS 'default output, an existing trace kept as .old, mod
 	grep -q "no CUDA library" err
 '
 
-test_expect_success TRACEFS 'the summary counts events, bytes and losses' '
+test_expect_success TRACEFS 'the summary counts events, bytes and losses, the events as ingero info does' '
 	ingero record -o s.ing.zst -- "$WORKLOADS/alloc-free" 10 >/dev/null 2>err &&
 	grep -E "^ingero: [0-9]+ events \(40 calls, 0 still open\) in .s.ing.zst.: [0-9]+ bytes, [0-9.]+ bytes/event, 0 lost" err &&
-	test "$(sed -n "s/.*: \([0-9]*\) bytes,.*/\1/p" err)" = "$(stat -c %s s.ing.zst)"
+	test "$(sed -n "s/.*: \([0-9]*\) bytes,.*/\1/p" err)" = "$(stat -c %s s.ing.zst)" &&
+	ingero info s.ing.zst >info &&
+	sed -n "s/^events: *\([0-9]*\) .*/\1/p" info >expect &&
+	sed -n "s/^ingero: \([0-9]*\) events .*/\1/p" err >events &&
+	test_line_count = 1 events &&
+	test_cmp expect events
 '
 
 test_expect_success TRACEFS '-o -, a pipe, a device and a link to the standard output are written through' '
