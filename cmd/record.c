@@ -39,7 +39,7 @@ struct record_opts {
 	const char *pids;
 	int all;
 	int buffer_kb;
-	int duration;
+	int duration;	/* seconds; -1: no limit */
 	int quiet;
 	int with_returns;
 	struct ingero_strlist libs;
@@ -585,7 +585,7 @@ static int record_loop(struct ingero_session *s, struct ingero_recorder *r, stru
 		now = ingero_now_ns();
 		if (ch && waitpid(ch->pid, &status, WNOHANG) == ch->pid)
 			break;
-		if (duration && now - start >= (uint64_t)duration * 1000000000ULL)
+		if (duration > 0 && now - start >= (uint64_t)duration * 1000000000ULL)
 			break;
 		if (ch ? pass_signal(ch, now) : stop_signal != 0)
 			break;
@@ -610,7 +610,7 @@ static int record_loop(struct ingero_session *s, struct ingero_recorder *r, stru
 
 int cmd_record(int argc, const char **argv)
 {
-	struct record_opts o = { .output = "ingero.ing.zst", .buffer_kb = 8192 };
+	struct record_opts o = { .output = "ingero.ing.zst", .buffer_kb = 8192, .duration = -1 };
 	const struct option options[] = {
 		OPT_STRING('o', "output", &o.output, "file", "write the trace to <file>, - for standard output (default ingero.ing.zst)"),
 		OPT_STRING('e', "event", &o.sets, "sets", "probe sets, comma-separated (see 'ingero probes'; default: default)"),
@@ -650,6 +650,10 @@ int cmd_record(int argc, const char **argv)
 		die("the trace is binary: not writing it to a terminal (redirect the standard output, or give -o FILE)");
 	if (o.buffer_kb <= 0) {
 		error("the buffer size must be a positive number of KiB");
+		usage_with_options(record_usage, options, 1);
+	}
+	if (!o.duration) {
+		error("the duration must be a positive number of seconds");
 		usage_with_options(record_usage, options, 1);
 	}
 	apis = recorded_apis(o.with_returns, &napis);

@@ -13,9 +13,11 @@ test_expect_success 'no command, no -p, no -a: a usage error' '
 	grep -q "give a command" err
 '
 
-test_expect_success 'a buffer of no size and a malformed pid list are usage errors' '
+test_expect_success 'a buffer of no size, a duration of none and a malformed pid list are usage errors' '
 	test_expect_code 129 ingero record -b 0 -- true 2>err &&
 	grep -q "positive number of KiB" err &&
+	test_expect_code 129 ingero record --duration 0 -- true 2>err &&
+	grep -x "ingero: the duration must be a positive number of seconds" err &&
 	test_expect_code 129 ingero record -p 1,,2 2>err &&
 	test_line_count = 1 err &&
 	grep -q "not .1,,2." err &&
