@@ -2,6 +2,7 @@
  * ingero probes: the probe sets and their APIs; for a library or a process,
  * which of the sets' symbols it has (and at which file offset) and which it lacks.
  */
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,14 +96,12 @@ static int show_lib(const char *path, const struct probes_opts *o, const struct 
 {
 	uint64_t *offsets = calloc(napis, sizeof(*offsets));
 	char build_id[128];
-	struct stat st;
 	int found, kinds[2] = { 0, 0 }, have = 0, lack = 0;
 	size_t i;
 
 	if (!offsets)
 		die_errno("cannot allocate the offsets of %zu APIs", napis);
-	found = ingero_lib_stat(path, &st) ? -1 :
-		ingero_lib_resolve(path, apis, napis, offsets, build_id, sizeof(build_id));
+	found = ingero_lib_resolve(path, apis, napis, offsets, build_id, sizeof(build_id));
 	if (found < 0) {
 		free(offsets);
 		return -1;
@@ -133,6 +132,55 @@ static int show_lib(const char *path, const struct probes_opts *o, const struct 
 	return 0;
 }
 
+/* The kernel's rule for an event group's name: a letter or '_', then letters, digits and '_'. */
+static int good_group(const char *name)
+{
+	size_t len = strlen(name);
+
+	return len && len < 64 && (isalpha((unsigned char)*name) || *name == '_') &&
+	       strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") == len;
+}
+
+/* The options that do not go together, or a group the kernel would refuse: said, -1. */
+static int check_options(const struct probes_opts *o)
+{
+	if ((o->group || o->no_arrays) && !o->libs.nr && !o->pids.nr)
+		return error("--uprobe-events and --no-arrays need --lib or -p");
+	if (o->no_arrays && !o->group)
+		return error("--no-arrays goes with --uprobe-events");
+	if (o->prototypes && (o->libs.nr || o->pids.nr))
+		return error("--prototypes lists the sets' APIs: not with --lib or -p");
+	if (o->group && !good_group(o->group))
+		return error("'%s' is not an event group the kernel takes "
+			     "(a letter or '_', then letters, digits and '_', 63 at most)", o->group);
+	return 0;
+}
+
+/* Shows each file of the list once, however many names it is given by. */
+static int show_libs(const struct probes_opts *o, const struct ingero_api *apis, size_t napis, uint64_t mask)
+{
+	struct ingero_libfind_seen seen = { 0 };
+	int failed = 0, r;
+	size_t i;
+
+	for (i = 0; i < o->libs.nr; i++) {
+		const char *path = o->libs.items[i];
+		struct stat st;
+
+		if (ingero_lib_stat(path, &st)) {
+			failed = 1;
+			continue;
+		}
+		r = ingero_libfind_remember(&seen, &st);
+		if (r < 0)
+			die_errno("cannot remember '%s'", path);
+		if (r && show_lib(path, o, apis, napis, mask))
+			failed = 1;
+	}
+	free(seen.ids);
+	return failed;
+}
+
 int cmd_probes(int argc, const char **argv)
 {
 	struct probes_opts o = { .sets = NULL };
@@ -156,10 +204,8 @@ int cmd_probes(int argc, const char **argv)
 		error("unexpected argument '%s'", argv[0]);
 		usage_with_options(probes_usage, options, 1);
 	}
-	if ((o.group || o.no_arrays) && !o.libs.nr && !o.pids.nr) {
-		error("--uprobe-events and --no-arrays need --lib or -p");
+	if (check_options(&o))
 		usage_with_options(probes_usage, options, 1);
-	}
 	apis = ingero_probe_apis(&napis);
 	if (!apis)
 		die("the built-in probe table is broken");
@@ -183,9 +229,8 @@ int cmd_probes(int argc, const char **argv)
 		else if (o.libs.nr == before && !o.group)
 			printf("process %ld has no CUDA library mapped\n", pid);
 	}
-	for (i = 0; i < o.libs.nr; i++)
-		if (show_lib(o.libs.items[i], &o, apis, napis, mask))
-			failed = 1;
+	if (show_libs(&o, apis, napis, mask))
+		failed = 1;
 	ingero_strlist_release(&o.libs);
 	ingero_strlist_release(&o.pids);
 	return failed;

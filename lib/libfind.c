@@ -82,8 +82,7 @@ int ingero_lib_stat(const char *path, struct stat *st)
 }
 
 /* The files already taken, by (device, inode): a library reached by several names counts once. */
-/* 1 if st is new (and now remembered), 0 if seen, -1 without memory. */
-static int remember(struct ingero_libfind_seen *s, const struct stat *st)
+int ingero_libfind_remember(struct ingero_libfind_seen *s, const struct stat *st)
 {
 	size_t i;
 
@@ -122,7 +121,7 @@ static int consider(const char *path, struct ingero_libfind_seen *seen, struct i
 
 	if (!realpath(path, real) || stat(real, &st) || !S_ISREG(st.st_mode))
 		return 0;
-	r = remember(seen, &st);
+	r = ingero_libfind_remember(seen, &st);
 	if (r < 0)
 		return error_errno("cannot remember '%s'", real);
 	if (!r || !has_cuda(real))
@@ -244,7 +243,7 @@ static int seed_seen(struct ingero_libfind_seen *seen, const struct ingero_strli
 	struct stat st;
 
 	for (i = 0; i < out->nr; i++)
-		if (!stat(out->items[i], &st) && remember(seen, &st) < 0)
+		if (!stat(out->items[i], &st) && ingero_libfind_remember(seen, &st) < 0)
 			return error_errno("cannot remember '%s'", out->items[i]);
 	return 0;
 }
@@ -338,7 +337,7 @@ int ingero_libfind_mapped(pid_t pid, struct ingero_libfind_seen *seen, struct in
 			continue;
 		if (stat(where, &st))
 			continue;
-		r = remember(seen, &st);
+		r = ingero_libfind_remember(seen, &st);
 		if (r < 0)
 			ret = error_errno("cannot remember '%s'", where);
 		else if (r && has_cuda(where))

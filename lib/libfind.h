@@ -27,6 +27,8 @@ struct ingero_libfind_seen {
 	struct { dev_t dev; ino_t ino; } *ids;
 	size_t nr, alloc;
 };
+/* 1 if st's file is new to s (and now remembered), 0 if seen before, -1 without memory. */
+int ingero_libfind_remember(struct ingero_libfind_seen *s, const struct stat *st);
 
 /*
  * The files mapped executable in pid that define CUDA symbols (maps paths,

@@ -42,6 +42,34 @@ test_expect_success 'usage errors exit 129 with one line saying what is wrong' '
 	grep "cannot open '"'"'/nonexistent'"'"'" err
 '
 
+test_expect_success 'a group the kernel would refuse, and options that do not go together: 129' '
+	lib="$WORKLOADS/libcuda.so.1" &&
+	for group in "bad group!" "" 1st "$(printf "g%.0s" $(seq 64))"; do
+		test_expect_code 129 ingero probes --lib "$lib" --uprobe-events "$group" >out 2>err &&
+		test_line_count = 0 out &&
+		grep -x "ingero: '"'"'$group'"'"' is not an event group the kernel takes (a letter or .*, 63 at most)" err ||
+		return 1
+	done &&
+	ingero probes --lib "$lib" -e alloc --uprobe-events _g1 >out &&
+	grep -q "^p:_g1/cuMemAlloc_v2 " out &&
+	test_expect_code 129 ingero probes --lib "$lib" --no-arrays 2>err &&
+	grep -x "ingero: --no-arrays goes with --uprobe-events" err &&
+	test_expect_code 129 ingero probes --lib "$lib" --prototypes 2>err &&
+	grep -x "ingero: --prototypes lists the sets'"'"' APIs: not with --lib or -p" err
+'
+
+test_expect_success 'a library given twice, by any name, is listed once' '
+	lib="$WORKLOADS/libcuda.so.1" &&
+	ln -s "$lib" again.so &&
+	ingero probes -e alloc --lib "$lib" --lib "$lib" --lib again.so >out &&
+	grep -c "build-id" out >n &&
+	echo 1 >expect &&
+	test_cmp expect n &&
+	ingero probes -e alloc --lib "$lib" --lib again.so --uprobe-events g >events &&
+	ingero probes -e alloc --lib "$lib" --uprobe-events g >expect &&
+	test_cmp expect events
+'
+
 test_expect_success 'a --lib that is not a regular file is refused unopened: one line, exit 1' '
 	mkfifo fifo &&
 	test_expect_code 1 timeout 10 ingero probes --lib fifo 2>err &&
