@@ -58,17 +58,19 @@ test_expect_success MKTRACE 'without its footer the index is rebuilt and the cou
 	test_json crashed.json .events 1808
 '
 
-test_expect_success MKTRACE 'a footer cut short at any byte reads as no footer: every event, exit 0' '
+test_expect_success MKTRACE 'a footer cut short at any place reads as no footer: every event, exit 0' '
 	data=$(stat -c %s crashed.ing.zst) &&
 	size=$(stat -c %s known.ing.zst) &&
 	test $data -lt $size &&
-	for cut in $(seq $((data + 1)) $((size - 1)))
+	# every byte of the frame header and the trailer, and every 11th of the entries between
+	{ seq $((data + 1)) $((data + 24)); seq $((data + 25)) 11 $((size - 25)); seq $((size - 24)) $((size - 1)); } >at &&
+	for cut in $(cat at)
 	do
 		head -c $cut known.ing.zst >footer-cut.ing.zst &&
 		ingero info --json footer-cut.ing.zst >footer-cut.json &&
 		echo "$cut $(jq -r "\"\(.index) \(.events)\"" footer-cut.json)" || echo "$cut failed"
 	done >cuts &&
-	seq $((data + 1)) $((size - 1)) | sed "s/$/ rebuilt 1808/" >expect &&
+	sed "s/$/ rebuilt 1808/" at >expect &&
 	test_cmp expect cuts &&
 	ingero info footer-cut.ing.zst >out &&
 	grep "index rebuilt by scanning: the footer is missing or damaged)$" out
