@@ -213,6 +213,17 @@ ingero_kernel_leftovers() {
 	done
 }
 
+# test_times_refused COMMAND TRACE: inf, nan, negative and hex times are usage errors of --from and --to.
+test_times_refused() {
+	local t
+	for t in inf nan -1 -inf 0x10 1e; do
+		test_expect_code 129 ingero "$1" --from $t "$2" 2>err &&
+		grep -q "^ingero: option .--from. wants a time after the trace.s start" err &&
+		test_expect_code 129 ingero "$1" --to $t "$2" 2>err &&
+		grep -q "^ingero: option .--to. wants a time" err || return 1
+	done
+}
+
 # api_calls TRACE API: how many calls of API the trace holds, from the analyzer's JSON.
 api_calls() {
 	ingero analyze --json "$1" >"$1.json" &&
