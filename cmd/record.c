@@ -407,12 +407,6 @@ static void sleep_ns(long ns)
 	nanosleep(&ts, NULL);
 }
 
-/* The events handed to the trace, the libraries' records included, as 'ingero info' counts them. */
-static uint64_t recorded_events(const struct ingero_record_stats *st)
-{
-	return st->events + st->libs;
-}
-
 static void status_line(struct ingero_recorder *r, struct ingero_writer *w, uint64_t start, int done)
 {
 	struct ingero_record_stats st;
@@ -422,7 +416,7 @@ static void status_line(struct ingero_recorder *r, struct ingero_writer *w, uint
 	ingero_recorder_stats(r, &st);
 	ingero_writer_stats(w, &ts);
 	fprintf(stderr, "\r\033[Kingero: %.0f s, %.0f events/s, %.1f MB written, %llu lost%s",
-		secs, secs > 0 ? recorded_events(&st) / secs : 0.0, ts.bytes / 1e6,
+		secs, secs > 0 ? st.events / secs : 0.0, ts.bytes / 1e6,
 		(unsigned long long)st.lost, done ? "\n" : "");
 }
 
@@ -430,15 +424,13 @@ static void summary(struct ingero_recorder *r, uint64_t bytes, const char *outpu
 {
 	struct ingero_record_stats st;
 	const char *sep;
-	uint64_t events;
 	int cpu;
 
 	ingero_recorder_stats(r, &st);
-	events = recorded_events(&st);
 	fprintf(stderr, "ingero: %llu events (%llu calls, %llu still open) in '%s': %llu bytes, %.2f bytes/event, %llu lost",
-		(unsigned long long)events, (unsigned long long)st.calls,
+		(unsigned long long)st.events, (unsigned long long)st.calls,
 		(unsigned long long)st.open_calls, output, (unsigned long long)bytes,
-		events ? (double)bytes / events : 0.0, (unsigned long long)st.lost);
+		st.events ? (double)bytes / st.events : 0.0, (unsigned long long)st.lost);
 	for (cpu = 0, sep = " ("; st.lost && cpu < ncpus && cpu < 256; cpu++)
 		if (st.lost_per_cpu[cpu]) {
 			fprintf(stderr, "%scpu%d %llu", sep, cpu, (unsigned long long)st.lost_per_cpu[cpu]);
@@ -731,10 +723,9 @@ int cmd_record(int argc, const char **argv)
 	ingero_writer_end(w);
 	ingero_writer_stats(w, &written);
 	ingero_recorder_stats(r, &recorded);
-	if (written.written < recorded_events(&recorded))
+	if (written.written < recorded.events)
 		error("the trace '%s' holds %llu of the %llu events recorded: the rest could not be written",
-		      o.output, (unsigned long long)written.written,
-		      (unsigned long long)recorded_events(&recorded));
+		      o.output, (unsigned long long)written.written, (unsigned long long)recorded.events);
 	ingero_writer_close(w);
 	if (!o.quiet)
 		summary(r, written.bytes, o.output, s->ncpus);

@@ -574,6 +574,13 @@ static uint32_t warn_missing(struct ingero_recorder *r, const char *path)
 	return missing;
 }
 
+/* Hands an event to the trace's writer, counting it. */
+static int emit(struct ingero_recorder *r, struct ingero_event *ev)
+{
+	r->st.events++;
+	return ingero_writer_add(r->w, ev);
+}
+
 static int write_lib(struct ingero_recorder *r, const char *path, const char *build_id,
 		     pid_t pid, uint32_t id, uint32_t probes, uint32_t missing)
 {
@@ -588,7 +595,7 @@ static int write_lib(struct ingero_recorder *r, const char *path, const char *bu
 	ev.lib.path = path;
 	ev.lib.build_id = build_id;
 	r->st.libs++;
-	return ingero_writer_add(r->w, &ev);
+	return emit(r, &ev);
 }
 
 static int probe_lib_locked(struct ingero_recorder *r, const char *path, pid_t pid)
@@ -890,12 +897,6 @@ static const char *exec_name(const void *data, const struct field *f, char *comm
 		comm[n++] = name[i];
 	comm[n] = 0;
 	return comm;
-}
-
-static int emit(struct ingero_recorder *r, struct ingero_event *ev)
-{
-	r->st.events++;
-	return ingero_writer_add(r->w, ev);
 }
 
 static uint32_t call_api(const struct ingero_recorder *r, const struct handler *h, const void *data)
