@@ -111,16 +111,6 @@ static void quote(struct out *o, const char *s)
 	put_bytes(o, "\"", 1);
 }
 
-size_t ingero_text_quote(char *out, size_t size, const char *s)
-{
-	struct out o = { out, size, 0, NULL };
-
-	if (size)
-		out[0] = 0;
-	quote(&o, s);
-	return o.len;
-}
-
 void ingero_text_fquote(FILE *f, const char *s)
 {
 	struct out o = { NULL, 0, 0, f };

@@ -14,12 +14,10 @@
 size_t ingero_text_event(char *out, size_t size, const struct ingero_event *ev,
 			 const struct ingero_header *h, int json);
 /*
- * Writes s (NULL: "") as a quoted JSON string, always valid UTF-8: a byte
- * that is not part of a valid UTF-8 sequence becomes \ufffd, a control
- * byte or DEL \u00XX. Returns the length it needed.
+ * Writes s (NULL: "") to f as a quoted JSON string, always valid UTF-8: a
+ * byte that is not part of a valid UTF-8 sequence becomes \ufffd, a control
+ * byte or DEL \u00XX.
  */
-size_t ingero_text_quote(char *out, size_t size, const char *s);
-/* The same, written to f. */
 void ingero_text_fquote(FILE *f, const char *s);
 /* The thread state as ps shows it: "S", "D", "R+" (preempted), "R" (a yield). */
 const char *ingero_text_state(uint32_t state, char buf[16]);
