@@ -180,6 +180,9 @@ static void text_quality(const struct out *o)
 	if (r->uncovered_calls)
 		fprintf(o->f, "history    %" PRIu64 " calls began before their thread's kept history: "
 			"part of their time is 'unknown'\n", r->uncovered_calls);
+	if (r->unfollowed_calls)
+		fprintf(o->f, "unfollowed %" PRIu64 " call%s began before their process's scheduling was recorded: "
+			"that part of their time is 'unknown'\n", r->unfollowed_calls, r->unfollowed_calls == 1 ? "" : "s");
 	if (r->unknown_api_calls)
 		fprintf(o->f, "unknown    %" PRIu64 " call%s of an API beyond the trace's table, left out of the report\n",
 			r->unknown_api_calls, r->unknown_api_calls == 1 ? "" : "s");
@@ -563,6 +566,7 @@ static void json_session(struct json *j, const struct out *o)
 	jclose(j, '}');
 	ju64(j, "traced_ns", r->traced_ns);
 	ju64(j, "uncovered_calls", r->uncovered_calls);
+	ju64(j, "unfollowed_calls", r->unfollowed_calls);
 	ju64(j, "repaired_switch_ins", r->repaired);
 	ju64(j, "unknown_api_calls", r->unknown_api_calls);
 	jopen(j, "libraries", '[');

@@ -11,7 +11,7 @@
 #include "../lib/event.h"
 
 #define FORMAT_MAJOR 2
-#define FORMAT_MINOR 1
+#define FORMAT_MINOR 2
 #define FORMAT_MAGIC "INGERO\x1a\n"
 #define FORMAT_MAGIC_LEN 8
 

@@ -188,9 +188,9 @@ const char *ingero_text_state(uint32_t state, char buf[16])
 
 static const char *task_kind(uint32_t kind)
 {
-	static const char *const names[] = { "fork", "exec", "exit", "comm" };
+	static const char *const names[] = { "fork", "exec", "exit", "comm", "follow" };
 
-	return kind < 4 ? names[kind] : "unknown";
+	return kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "unknown";
 }
 
 static int arg_is_number(uint32_t kind)

@@ -133,7 +133,10 @@ struct ingero_analysis {
 	int32_t *size_arg, *ptr_arg;	/* per API: the argument holding the size, the pointer freed */
 	uint64_t origin, last_key;
 	uint64_t events[INGERO_NR_STREAMS];
-	uint64_t traced_ns, uncovered_calls, repaired, unknown_api_calls;
+	uint64_t traced_ns, uncovered_calls, repaired, unknown_api_calls, unfollowed_calls;
+	/* -a: only the processes followed have their scheduling recorded, each since its time here */
+	int selective;
+	struct amap followed;	/* pid -> uint64_t: when its scheduling began to be recorded */
 
 	struct amap threads;	/* tid -> struct thread * */
 	struct thread *recent[RECENT_THREADS];	/* by tid % RECENT_THREADS: a lookup without hashing */

@@ -810,6 +810,7 @@ const struct ingero_analysis_result *ingero_analysis_finish(struct ingero_analys
 	res->duration_ns = a->last_key > a->origin ? a->last_key - a->origin : 0;
 	res->traced_ns = a->traced_ns;
 	res->uncovered_calls = a->uncovered_calls;
+	res->unfollowed_calls = a->unfollowed_calls;
 	res->repaired = a->repaired;
 	res->unknown_api_calls = a->unknown_api_calls;
 	if (a->nlost)

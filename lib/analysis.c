@@ -375,12 +375,41 @@ static int on_wakeup(struct ingero_analysis *a, const struct ingero_event *ev)
 	return 0;
 }
 
+/* Process pid's scheduling is recorded from ts on, unless it was already. */
+static int follow(struct ingero_analysis *a, uint32_t pid, uint64_t ts)
+{
+	int fresh;
+	uint64_t *since = amap_put(&a->followed, pid, &fresh);
+
+	if (!since)
+		return -1;
+	if (fresh)
+		*since = ts;
+	return 0;
+}
+
+/* When the scheduling of t's process began to be recorded: 0 for all of the trace, UINT64_MAX not yet. */
+static uint64_t followed_since(const struct ingero_analysis *a, const struct thread *t)
+{
+	const uint64_t *since;
+
+	if (!a->selective)
+		return 0;
+	since = amap_get(&a->followed, t->pid);
+	return since ? *since : UINT64_MAX;
+}
+
 static int on_task(struct ingero_analysis *a, const struct ingero_event *ev)
 {
 	const struct ingero_task *k = &ev->task;
-	struct thread *t = thread_get(a, (int32_t)k->tid);
+	struct thread *t;
 
-	if (!t)
+	if (k->kind == INGERO_TASK_FOLLOW) {
+		if (!k->pid)
+			a->selective = 1;
+		return k->pid ? follow(a, k->pid, ev->ts) : 0;
+	}
+	if (!(t = thread_get(a, (int32_t)k->tid)))
 		return -1;
 	t->pid = k->pid;
 	if (k->comm && *k->comm && k->kind != INGERO_TASK_FORK)
@@ -398,6 +427,9 @@ static int on_task(struct ingero_analysis *a, const struct ingero_event *ev)
 		child->pid = k->child_pid;
 		if (!child->comm)
 			child->comm = k->comm;
+		/* what a followed process starts is followed from its start */
+		if (a->selective && followed_since(a, t) <= ev->ts && follow(a, k->child_pid, ev->ts))
+			return -1;
 		return mark_traced(a, child);
 	}
 	return 0;
@@ -509,7 +541,7 @@ static void add_culprit(struct call_split *cs, int32_t tid, uint32_t cpu, uint64
  * the one that ended most of it.
  */
 static void split_call(struct ingero_analysis *a, struct thread *t, const struct ingero_event *ev,
-		       struct call_split *cs)
+		       uint64_t since, struct call_split *cs)
 {
 	uint64_t ts = ev->ts, end = ev->call.end_ns, s_end = end;
 	struct { int32_t tid; uint64_t ns; } wk[4];
@@ -521,6 +553,15 @@ static void split_call(struct ingero_analysis *a, struct thread *t, const struct
 	cs->ncul = 0;
 	cs->waker = 0;
 	cs->waker_ns = 0;
+	cs->lossy = call_lossy(a, ts, end);
+	/* what went before the process's scheduling was recorded is not known */
+	if (since > ts) {
+		cs->ns[INGERO_SPLIT_UNKNOWN] = (since < end ? since : end) - ts;
+		a->unfollowed_calls++;
+		if (since >= end)
+			return;
+		ts = since;
+	}
 	for (k = 0; k < t->len; k++) {
 		const struct stretch *s = &t->ring[(t->head - k) & (t->cap - 1)];
 		uint64_t lo = s->start > ts ? s->start : ts, hi = s_end < end ? s_end : end, ov;
@@ -559,7 +600,6 @@ static void split_call(struct ingero_analysis *a, struct thread *t, const struct
 			cs->waker = wk[i].tid;
 			cs->waker_ns = wk[i].ns;
 		}
-	cs->lossy = call_lossy(a, ts, end);
 }
 
 static struct row *row_get(struct ingero_analysis *a, uint32_t api, int nested)
@@ -650,6 +690,7 @@ static int on_call(struct ingero_analysis *a, const struct ingero_event *ev)
 	struct thread *t = thread_get(a, (int32_t)c->tid);
 	int win = in_window(a, ev->ts);
 	uint32_t bucket, i;
+	uint64_t since;
 	struct call_split cs;
 	struct row *r;
 
@@ -662,7 +703,9 @@ static int on_call(struct ingero_analysis *a, const struct ingero_event *ev)
 	t->pid = c->pid;
 	if (mark_traced(a, t))
 		return -1;
-	repair(a, t, ev);
+	since = followed_since(a, t);
+	if (since <= ev->ts)
+		repair(a, t, ev);
 	/* Device memory is the program's: a free matches its allocation whoever made either. */
 	mem_call(a, t, c, win);
 	if (!win || (a->opts.tid && (int32_t)c->tid != a->opts.tid) ||
@@ -679,7 +722,7 @@ static int on_call(struct ingero_analysis *a, const struct ingero_event *ev)
 		t->calls += !c->parent;	/* an outermost call, of no time */
 		return 0;
 	}
-	split_call(a, t, ev, &cs);
+	split_call(a, t, ev, since, &cs);
 	r->calls++;
 	r->total += dur;
 	r->lossy += cs.lossy;
@@ -764,7 +807,8 @@ struct ingero_analysis *ingero_analysis_new(const struct ingero_analysis_opts *o
 	    amap_init(&a->blames, sizeof(struct blame), 1024) ||
 	    amap_init(&a->interferers, sizeof(struct interferer), 256) ||
 	    amap_init(&a->errors, sizeof(uint64_t), 64) ||
-	    amap_init(&a->live, sizeof(struct live_alloc), 1024)) {
+	    amap_init(&a->live, sizeof(struct live_alloc), 1024) ||
+	    amap_init(&a->followed, sizeof(uint64_t), 64)) {
 		error_errno("cannot set up the analysis");
 		ingero_analysis_free(a);
 		return NULL;
@@ -804,6 +848,7 @@ void ingero_analysis_free(struct ingero_analysis *a)
 	amap_release(&a->interferers);
 	amap_release(&a->errors);
 	amap_release(&a->live);
+	amap_release(&a->followed);
 	res = &a->result;
 	free(res->apis);
 	free(res->chains);

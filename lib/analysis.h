@@ -201,6 +201,7 @@ struct ingero_analysis_result {
 	uint64_t traced_ns;	/* the outermost calls' time */
 	uint64_t lost_total;
 	uint64_t uncovered_calls;	/* calls that began before the history kept for their thread */
+	uint64_t unfollowed_calls;	/* -a: calls that began before their process's scheduling was recorded */
 	uint64_t repaired;	/* switch-ins the trace lacks, inferred from calls made while off the CPU */
 	uint64_t unknown_api_calls;	/* calls of an API beyond the trace's table: left out of the rest */
 	uint32_t nlost;

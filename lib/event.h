@@ -72,6 +72,12 @@ enum ingero_task_kind {
 	INGERO_TASK_EXEC,
 	INGERO_TASK_EXIT,
 	INGERO_TASK_COMM,	/* comm changed, or first seen */
+	/*
+	 * -a: process pid's scheduling is recorded from here on, with that of
+	 * what it starts; pid 0: from here on, only that of the processes so
+	 * followed, the others' being unknown.
+	 */
+	INGERO_TASK_FOLLOW,
 };
 
 struct ingero_task {

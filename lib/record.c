@@ -148,6 +148,12 @@ struct ingero_recorder {
 		int cpu;
 	} *lost;
 	size_t nlost, lost_cap;
+	/* -a: when processes joined the filter, said in the task stream where their time comes */
+	struct ingero_follow_note {
+		uint64_t ts;
+		pid_t pid;
+	} *follows;
+	size_t nfollows, follows_cap;
 
 	struct probed_file *files;
 	size_t nfiles;
@@ -752,12 +758,55 @@ static void list_process(struct ingero_recorder *r, pid_t pid, struct pid_list *
 	closedir(d);
 }
 
+/* Notes that process pid's scheduling is recorded from now on (pid 0: that only those so noted are). */
+static void note_follow(struct ingero_recorder *r, pid_t pid)
+{
+	if (r->nfollows == r->follows_cap) {
+		size_t cap = r->follows_cap ? 2 * r->follows_cap : 64;
+		struct ingero_follow_note *p = realloc(r->follows, cap * sizeof(*p));
+
+		if (!p) {
+			error("out of memory for the start of process %d's scheduling", (int)pid);
+			return;
+		}
+		r->follows = p;
+		r->follows_cap = cap;
+	}
+	r->follows[r->nfollows++] = (struct ingero_follow_note){ ingero_now_ns(), pid };
+}
+
+/* Writes the follow notes up to ts, in the order they were made. */
+static void emit_follows(struct ingero_recorder *r, uint64_t ts)
+{
+	size_t i;
+
+	for (i = 0; i < r->nfollows && r->follows[i].ts <= ts; i++) {
+		struct ingero_event ev = { .stream = INGERO_STREAM_TASK, .ts = r->follows[i].ts };
+
+		ev.task.kind = INGERO_TASK_FOLLOW;
+		ev.task.pid = ev.task.tid = (uint32_t)r->follows[i].pid;
+		emit(r, &ev);
+	}
+	memmove(r->follows, r->follows + i, (r->nfollows - i) * sizeof(*r->follows));
+	r->nfollows -= i;
+}
+
+/* Adds the tids in all to the filter, and notes that the processes from procs.pids[first] on joined it. */
+static int follow_tasks(struct ingero_recorder *r, const struct pid_list *all, size_t first)
+{
+	if (all->n && ingero_session_follow(r->s, all->pids, all->n))
+		return -1;
+	for (; first < r->procs.n; first++)
+		note_follow(r, r->procs.pids[first]);
+	return 0;
+}
+
 /* Adds the threads seen calling CUDA outside the filter, with their processes, in one write. */
 static void follow_callers(struct ingero_recorder *r)
 {
 	struct pid_list callers = { 0 }, all = { 0 };
 	struct thread *t;
-	size_t i;
+	size_t i, first = r->procs.n;
 
 	for (i = 0; i < r->threads_cap; i++)
 		if (r->threads[i].tid && r->threads[i].to_follow) {
@@ -772,7 +821,7 @@ static void follow_callers(struct ingero_recorder *r)
 		if ((t = thread_get(r, callers.pids[i], 0)) && !t->followed && !pid_list_add(&all, t->tid))
 			t->followed = 1;
 	}
-	if (all.n && ingero_session_follow(r->s, all.pids, all.n))
+	if (follow_tasks(r, &all, first))
 		warning("the scheduler's events of %zu task(s) that call CUDA are not recorded", all.n);
 	free(callers.pids);
 	free(all.pids);
@@ -810,11 +859,12 @@ int ingero_recorder_follow_mapped(struct ingero_recorder *r)
 	struct dirent *e;
 	char path[300], line[4096];
 	DIR *d = opendir("/proc");
-	int ret = 0;
+	int ret;
 
 	if (!d)
 		return error_errno("cannot read /proc");
 	pthread_mutex_lock(&r->lock);
+	note_follow(r, 0);
 	while ((e = readdir(d))) {
 		pid_t pid = (pid_t)strtol(e->d_name, NULL, 10);
 		FILE *f;
@@ -832,9 +882,8 @@ int ingero_recorder_follow_mapped(struct ingero_recorder *r)
 		fclose(f);
 	}
 	closedir(d);
+	ret = follow_tasks(r, &all, 0);
 	pthread_mutex_unlock(&r->lock);
-	if (all.n)
-		ret = ingero_session_follow(r->s, all.pids, all.n);
 	free(all.pids);
 	return ret;
 }
@@ -1130,6 +1179,8 @@ static void on_task(struct ingero_recorder *r, const struct handler *h, const vo
 		/* the kernel drops an ended task from its filter; a task given its tid later is another */
 		th->followed = 0;
 	}
+	if (r->nfollows && r->follows[0].ts <= ts)
+		emit_follows(r, ts);
 	emit(r, &ev);
 }
 
@@ -1360,6 +1411,7 @@ int ingero_recorder_poll(struct ingero_recorder *r, int final)
 		;
 	if (r->to_follow)
 		follow_callers(r);
+	emit_follows(r, watermark);
 	if (final || now - r->last_dropped_check >= DROPPED_CHECK_NS)
 		check_dropped(r, final ? r->last_ts : now);
 	emit_lost(r, final ? UINT64_MAX : lost_floor(r));
@@ -1404,6 +1456,7 @@ void ingero_recorder_free(struct ingero_recorder *r)
 	free(r->readers);
 	free(r->procs.pids);
 	free(r->lost);
+	free(r->follows);
 	free(r->threads);
 	free(r->files);
 	free(r->offsets);

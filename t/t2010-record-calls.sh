@@ -250,7 +250,18 @@ test_expect_success TRACEFS '-a: a process that starts using CUDA later joins at
 	ingero dump --stream task late.ing.zst >tasks &&
 	grep -c "kind=fork pid=$wl .* comm=threads\$" tasks >forks &&
 	test "$(cat forks)" = 2 &&
-	test_api_calls late.ing.zst cudaStreamSynchronize 3
+	test_api_calls late.ing.zst cudaStreamSynchronize 3 &&
+	# the trace says from when its scheduling is recorded: after the first sync, before the threads
+	grep "kind=follow" tasks >follows &&
+	head -1 follows | grep -q " kind=follow pid=0 " &&
+	grep -c " kind=follow pid=$wl " follows >joined &&
+	test "$(cat joined)" = 1 &&
+	ingero dump late.ing.zst | grep -E "kind=follow pid=$wl |kind=fork pid=$wl |cudaStreamSynchronize" |
+		sed -E "s/.*(kind=[a-z]+|cudaStreamSynchronize).*/\1/" | uniq >order &&
+	printf "%s\n" cudaStreamSynchronize kind=follow kind=fork cudaStreamSynchronize >want &&
+	test_cmp want order &&
+	ingero analyze --json late.ing.zst >report.json &&
+	test "$(jq .session.unfollowed_calls report.json)" = 2
 '
 
 test_expect_success TRACEFS '-a: a runtime that no search knows is probed once its process calls the driver' '

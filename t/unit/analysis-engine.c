@@ -58,6 +58,14 @@ static void fork_task(uint64_t ts, int32_t parent, int32_t child)
 					.child_pid = (uint32_t)child, .child_tid = (uint32_t)child, .comm = "app" };
 }
 
+/* -a: process pid's scheduling is recorded from ts on; pid 0: only that of the processes so followed. */
+static void follow_task(uint64_t ts, uint32_t pid)
+{
+	struct ingero_event *e = push(INGERO_STREAM_TASK, ts);
+
+	e->task = (struct ingero_task){ .kind = INGERO_TASK_FOLLOW, .pid = pid, .tid = pid };
+}
+
 static int by_key(const void *x, const void *y)
 {
 	const struct ingero_event *p = x, *q = y;
@@ -470,6 +478,42 @@ static void test_repair(void)
 	is_u64(a->split_ns[INGERO_SPLIT_WAIT], 0, "no wait is made up");
 }
 
+/*
+ * -a: process 100 is followed from 20 us on, the process it forks at 70 us
+ * from then, process 400 never. What came before is unknown, not on CPU.
+ */
+static void test_follow(void)
+{
+	const struct ingero_analysis_result *r;
+	const struct ingero_analysis_api *a;
+	uint64_t t0 = 1000000;
+
+	follow_task(t0, 0);
+	call(LAUNCH, 101, t0 + 1000, t0 + 11000, 0, 0, 0, 0, 0);
+	call(LAUNCH, 101, t0 + 15000, t0 + 25000, 0, 0, 0, 0, 0);
+	follow_task(t0 + 20000, 100);
+	sw(t0 + 40000, 0, 101, INGERO_STATE_PREEMPTED, 200);
+	sw(t0 + 60000, 0, 200, INGERO_STATE_SLEEPING, 101);
+	call(LAUNCH, 101, t0 + 30000, t0 + 80000, 0, 0, 0, 0, 0);
+	fork_task(t0 + 70000, 101, 150);
+	call(LAUNCH, 150, t0 + 90000, t0 + 100000, 0, 0, 0, 0, 0);
+	evs[nevs - 1].call.pid = 150;
+	call(LAUNCH, 401, t0 + 90000, t0 + 95000, 0, 0, 0, 0, 0);
+	evs[nevs - 1].call.pid = 400;
+	r = run();
+	a = row(r, LAUNCH, 0);
+	ok(a, "a row for the launches");
+	if (!a)
+		return;
+	is_u64(a->calls, 5, "5 calls");
+	is_u64(a->split_ns[INGERO_SPLIT_UNKNOWN], 10000 + 5000 + 5000,
+	       "unknown: the call before, the part before 20 us, the process never followed");
+	is_u64(a->split_ns[INGERO_SPLIT_PREEMPTED], 20000, "20 us preempted by hog");
+	is_u64(a->split_ns[INGERO_SPLIT_ONCPU], 5000 + 30000 + 10000, "on CPU only where followed");
+	is_u64(r->unfollowed_calls, 3, "3 calls began before their process was followed");
+	is_u64(r->repaired, 0, "nothing repaired where nothing was followed");
+}
+
 /* --from/--to and --tid: only what falls inside counts. */
 static void test_filters(void)
 {
@@ -521,6 +565,7 @@ int main(void)
 	test_lost_and_open();
 	test_filters();
 	test_repair();
+	test_follow();
 	test_percentiles();
 	ingero_analysis_free(an);
 	return done_testing();
