@@ -5,7 +5,11 @@
  * strings that are not valid UTF-8 or hold control bytes, an event before
  * the start, a call that returns before its entry, an API beyond the table.
  *
+ * With --text DESC, the trace a description gives, event by event (see
+ * write_text()).
+ *
  *   mktrace [--scale N] [--no-footer] [--odd] FILE
+ *   mktrace --text DESC FILE
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -111,6 +115,250 @@ static void write_odd(struct ingero_writer *w)
 	add(w, &e);
 }
 
+/*
+ * --text DESC: a trace written from a description, one event a line, for the
+ * analysis tests whose true answer is computed by hand. Times are ns after
+ * the start; fields are key=value; '#' starts a comment.
+ *
+ *   name tid=612 comm=journald           the comm that switches name tid by
+ *   call t=100 end=300 tid=1001 api=cudaFree [id=] [parent=] [pid=] [cpu=] [ret=] [out=] [a0=] [a1=] [a2=]
+ *   open t= end= tid= api=               a call that never returned
+ *   switch t= cpu= prev= state=R|R+|S|D|X next= [prev_comm=] [next_comm=]
+ *   wake t= cpu= waker= wakee= target=
+ *   fork t= pid= tid= cpid= ctid=   exit t= pid= tid=   comm t= pid= tid= comm=
+ *   lost t= cpu= end= count=
+ *
+ * A call's id is its line's order among the calls unless given; pid is 1000.
+ */
+static const struct ingero_api text_apis[] = {
+	{ "cudaMalloc", "cudart", "alloc", "cudaError_t", INGERO_ROLE_ALLOC, 2,
+	  { { "void **", "devPtr", INGERO_ARG_OUT_DEVPTR }, { "size_t", "size", INGERO_ARG_SIZE } } },
+	{ "cudaFree", "cudart", "alloc", "cudaError_t", INGERO_ROLE_FREE, 1,
+	  { { "void *", "devPtr", INGERO_ARG_DEVPTR } } },
+	{ "cudaStreamSynchronize", "cudart", "sync", "cudaError_t", INGERO_ROLE_SYNC, 1,
+	  { { "cudaStream_t", "stream", INGERO_ARG_STREAM } } },
+	{ "cudaMemcpy", "cudart", "copy", "cudaError_t", INGERO_ROLE_COPY, 3,
+	  { { "void *", "dst", INGERO_ARG_PTR }, { "const void *", "src", INGERO_ARG_PTR },
+	    { "size_t", "count", INGERO_ARG_SIZE } } },
+	{ "cudaLaunchKernel", "cudart", "launch", "cudaError_t", INGERO_ROLE_LAUNCH, 2,
+	  { { "const void *", "func", INGERO_ARG_HANDLE }, { "cudaStream_t", "stream", INGERO_ARG_STREAM } },
+	  INGERO_API_ENTRY_ONLY },
+	{ "cuMemAlloc_v2", "cuda", "alloc", "CUresult", INGERO_ROLE_ALLOC, 2,
+	  { { "CUdeviceptr *", "dptr", INGERO_ARG_OUT_DEVPTR }, { "size_t", "bytesize", INGERO_ARG_SIZE } } },
+	{ "cuMemFree_v2", "cuda", "alloc", "CUresult", INGERO_ROLE_FREE, 1,
+	  { { "CUdeviceptr", "dptr", INGERO_ARG_DEVPTR } } },
+	{ "cudaMallocAsync", "cudart", "alloc", "cudaError_t", INGERO_ROLE_ALLOC, 3,
+	  { { "void **", "devPtr", INGERO_ARG_OUT_DEVPTR }, { "size_t", "size", INGERO_ARG_SIZE },
+	    { "cudaStream_t", "stream", INGERO_ARG_STREAM } } },
+	{ "cudaFreeAsync", "cudart", "alloc", "cudaError_t", INGERO_ROLE_FREE, 2,
+	  { { "void *", "devPtr", INGERO_ARG_DEVPTR }, { "cudaStream_t", "stream", INGERO_ARG_STREAM } } },
+	{ "cudaDeviceSynchronize", "cudart", "sync", "cudaError_t", INGERO_ROLE_SYNC, 0, { { 0 } } },
+};
+
+#define TEXT_NAPIS (sizeof(text_apis) / sizeof(text_apis[0]))
+#define TEXT_NAMES 64
+
+static struct { int32_t tid; char comm[INGERO_COMM_LEN]; } names[TEXT_NAMES];
+static unsigned nnames;
+
+static const char *name_of(int32_t tid)
+{
+	unsigned i;
+
+	for (i = 0; i < nnames; i++)
+		if (names[i].tid == tid)
+			return names[i].comm;
+	return tid ? "task" : "swapper/0";
+}
+
+static int text_fail(unsigned line, const char *what)
+{
+	fprintf(stderr, "mktrace: line %u: %s\n", line, what);
+	exit(1);
+}
+
+/* The value of key in the line's fields, or NULL. */
+static const char *field(char **f, unsigned n, const char *key)
+{
+	size_t len = strlen(key);
+	unsigned i;
+
+	for (i = 1; i < n; i++)
+		if (!strncmp(f[i], key, len) && f[i][len] == '=')
+			return f[i] + len + 1;
+	return NULL;
+}
+
+static uint64_t num(char **f, unsigned n, const char *key, unsigned line, int needed, uint64_t dflt)
+{
+	const char *v = field(f, n, key);
+
+	if (!v) {
+		if (needed)
+			text_fail(line, key);
+		return dflt;
+	}
+	return strtoull(v, NULL, 0);
+}
+
+static uint32_t state_of(const char *s, unsigned line)
+{
+	if (!s || !strcmp(s, "R"))
+		return INGERO_STATE_RUNNING;
+	if (!strcmp(s, "R+"))
+		return INGERO_STATE_PREEMPTED;
+	if (!strcmp(s, "S"))
+		return INGERO_STATE_SLEEPING;
+	if (!strcmp(s, "D"))
+		return INGERO_STATE_DISK;
+	if (!strcmp(s, "X"))
+		return INGERO_STATE_DEAD;
+	return text_fail(line, "state"), 0;
+}
+
+static int by_key(const void *x, const void *y)
+{
+	const struct ingero_event *p = x, *q = y;
+	uint64_t a = ingero_event_key(p), b = ingero_event_key(q);
+
+	return a < b ? -1 : a > b;
+}
+
+static int write_text(const char *desc, const char *path)
+{
+	struct ingero_header h = {
+		.start_ns = START, .realtime_ns = 1700000000000000000ull, .ncpus = 4,
+		.host = "testhost", .kernel = "6.1.0-test", .clock = "mono",
+		.boot_id = "8c6a1d5e-0b7f-4c2e-9a51-3f0d2b7e6c14", .command = desc,
+		.napis = TEXT_NAPIS, .apis = text_apis,
+	};
+	FILE *in = fopen(desc, "r");
+	struct ingero_event *evs = NULL, *e;
+	size_t nevs = 0, cap = 0, i;
+	struct ingero_writer *w;
+	unsigned line = 0;
+	uint64_t ncalls = 0;
+	char buf[1024];
+	int fd;
+
+	if (!in) {
+		perror(desc);
+		return 1;
+	}
+	while (fgets(buf, sizeof(buf), in)) {
+		char *f[32], *p = strchr(buf, '#'), *kind;
+		unsigned n = 0;
+
+		line++;
+		if (p)
+			*p = 0;
+		for (p = strtok(buf, " \t\n"); p && n < 32; p = strtok(NULL, " \t\n"))
+			f[n++] = p;
+		if (!n)
+			continue;
+		kind = f[0];
+		if (!strcmp(kind, "name")) {
+			const char *c = field(f, n, "comm");
+
+			if (nnames == TEXT_NAMES || !c)
+				text_fail(line, "name");
+			names[nnames].tid = (int32_t)num(f, n, "tid", line, 1, 0);
+			snprintf(names[nnames++].comm, INGERO_COMM_LEN, "%s", c);
+			continue;
+		}
+		if (nevs == cap) {
+			cap = cap ? 2 * cap : 256;
+			evs = realloc(evs, cap * sizeof(*evs));
+			if (!evs)
+				abort();
+		}
+		e = &evs[nevs++];
+		memset(e, 0, sizeof(*e));
+		e->ts = START + num(f, n, "t", line, 1, 0);
+		if (!strcmp(kind, "call") || !strcmp(kind, "open")) {
+			const char *api = field(f, n, "api");
+			uint32_t k;
+
+			for (k = 0; api && k < TEXT_NAPIS && strcmp(text_apis[k].name, api); k++)
+				;
+			if (!api || k == TEXT_NAPIS)
+				text_fail(line, "api");
+			e->stream = kind[0] == 'c' ? INGERO_STREAM_CALL : INGERO_STREAM_OPEN;
+			ncalls++;
+			e->call = (struct ingero_call){
+				.end_ns = START + num(f, n, "end", line, 1, 0), .id = num(f, n, "id", line, 0, ncalls),
+				.parent = num(f, n, "parent", line, 0, 0), .pid = (uint32_t)num(f, n, "pid", line, 0, 1000),
+				.tid = (uint32_t)num(f, n, "tid", line, 1, 0), .cpu = (uint32_t)num(f, n, "cpu", line, 0, 0),
+				.api = k, .ret = num(f, n, "ret", line, 0, 0), .out = num(f, n, "out", line, 0, 0),
+				.args = { num(f, n, "a0", line, 0, 0), num(f, n, "a1", line, 0, 0),
+					  num(f, n, "a2", line, 0, 0) },
+			};
+		} else if (!strcmp(kind, "switch")) {
+			e->stream = INGERO_STREAM_SWITCH;
+			e->sw = (struct ingero_switch){
+				.cpu = (uint32_t)num(f, n, "cpu", line, 1, 0),
+				.prev_tid = (int32_t)num(f, n, "prev", line, 1, 0),
+				.next_tid = (int32_t)num(f, n, "next", line, 1, 0), .prev_prio = 120, .next_prio = 120,
+				.prev_state = state_of(field(f, n, "state"), line),
+			};
+			e->sw.prev_comm = field(f, n, "prev_comm") ? strdup(field(f, n, "prev_comm")) :
+				name_of(e->sw.prev_tid);
+			e->sw.next_comm = field(f, n, "next_comm") ? strdup(field(f, n, "next_comm")) :
+				name_of(e->sw.next_tid);
+		} else if (!strcmp(kind, "wake")) {
+			e->stream = INGERO_STREAM_WAKEUP;
+			e->wakeup = (struct ingero_wakeup){
+				.cpu = (uint32_t)num(f, n, "cpu", line, 0, 0),
+				.target_cpu = (uint32_t)num(f, n, "target", line, 1, 0),
+				.waker_tid = (int32_t)num(f, n, "waker", line, 1, 0),
+				.wakee_tid = (int32_t)num(f, n, "wakee", line, 1, 0), .wakee_prio = 120,
+			};
+			e->wakeup.wakee_comm = name_of(e->wakeup.wakee_tid);
+		} else if (!strcmp(kind, "fork") || !strcmp(kind, "exit") || !strcmp(kind, "comm")) {
+			const char *c = field(f, n, "comm");
+
+			e->stream = INGERO_STREAM_TASK;
+			e->task = (struct ingero_task){
+				.kind = kind[0] == 'f' ? INGERO_TASK_FORK : kind[0] == 'e' ? INGERO_TASK_EXIT :
+					INGERO_TASK_COMM,
+				.pid = (uint32_t)num(f, n, "pid", line, 1, 0), .tid = (uint32_t)num(f, n, "tid", line, 1, 0),
+				.child_pid = (uint32_t)num(f, n, "cpid", line, 0, 0),
+				.child_tid = (uint32_t)num(f, n, "ctid", line, 0, 0),
+				.comm = c ? strdup(c) : name_of((int32_t)num(f, n, "tid", line, 1, 0)),
+			};
+		} else if (!strcmp(kind, "lost")) {
+			e->stream = INGERO_STREAM_LOST;
+			e->lost = (struct ingero_lost){ (uint32_t)num(f, n, "cpu", line, 1, 0),
+							START + num(f, n, "end", line, 1, 0), num(f, n, "count", line, 0, 1) };
+		} else {
+			text_fail(line, "unknown event");
+		}
+	}
+	fclose(in);
+	/* each stream in the order of its key; lines of equal keys keep theirs */
+	for (i = 1; i < nevs; i++) {
+		struct ingero_event x = evs[i];
+		size_t j = i;
+
+		for (; j > 0 && by_key(&evs[j - 1], &x) > 0; j--)
+			evs[j] = evs[j - 1];
+		evs[j] = x;
+	}
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0 || !(w = ingero_writer_new(fd, &h))) {
+		perror(path);
+		return 1;
+	}
+	for (i = 0; i < nevs; i++)
+		add(w, &evs[i]);
+	if (ingero_writer_close(w) || close(fd)) {
+		fprintf(stderr, "mktrace: cannot write '%s'\n", path);
+		return 1;
+	}
+	free(evs);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct ingero_header h = {
@@ -126,6 +374,8 @@ int main(int argc, char **argv)
 	struct ingero_event e;
 	int fd;
 
+	if (argc == 4 && !strcmp(argv[1], "--text"))
+		return write_text(argv[2], argv[3]);
 	for (i = 1; i < (unsigned)argc; i++) {
 		if (!strcmp(argv[i], "--scale") && i + 1 < (unsigned)argc)
 			scale = (unsigned)atoi(argv[++i]);
@@ -137,7 +387,7 @@ int main(int argc, char **argv)
 			path = argv[i];
 	}
 	if (!path || !scale) {
-		fprintf(stderr, "usage: mktrace [--scale N] [--no-footer] [--odd] FILE\n");
+		fprintf(stderr, "usage: mktrace [--scale N] [--no-footer] [--odd] FILE\n       mktrace --text DESC FILE\n");
 		return 129;
 	}
 	if (odd) {
