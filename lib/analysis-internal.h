@@ -61,6 +61,7 @@ struct thread {
 	_Alignas(64) int32_t tid;
 	int32_t last_cpu;
 	int traced;
+	int exited;	/* its task exit was seen: an event of its tid after that is another task's */
 	uint32_t cap, len, head;	/* head: the newest, the one still open */
 	struct stretch *ring;	/* cap stretches, then their cap culprits: see culprits_of() */
 	const char *comm;
@@ -138,7 +139,8 @@ struct ingero_analysis {
 	int selective;
 	struct amap followed;	/* pid -> uint64_t: when its scheduling began to be recorded */
 
-	struct amap threads;	/* tid -> struct thread * */
+	struct amap threads;	/* tid -> struct thread *; an exited one whose tid came back: n << 32 | tid */
+	uint32_t retired;	/* threads whose tid another task took after they exited */
 	struct thread *recent[RECENT_THREADS];	/* by tid % RECENT_THREADS: a lookup without hashing */
 	struct cpu_state **cpus;
 	uint32_t ncpus;
@@ -225,6 +227,7 @@ void mem_finish(struct ingero_analysis *a);
 void threads_close(struct ingero_analysis *a);
 int build_chains(struct ingero_analysis *a);
 void task_of(struct ingero_analysis *a, int32_t tid, struct ingero_analysis_task *out);
+void thread_task(const struct thread *t, struct ingero_analysis_task *out);
 /* The culprits of the stretch s of t's ring. */
 static inline struct culprits *culprits_of(const struct thread *t, const struct stretch *s)
 {

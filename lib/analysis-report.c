@@ -81,14 +81,27 @@ char *ingero_analysis_fmt_ns(char *buf, size_t len, uint64_t ns)
 	return buf;
 }
 
+void thread_task(const struct thread *t, struct ingero_analysis_task *out)
+{
+	out->tid = t->tid;
+	out->pid = t->pid;
+	out->comm = t->comm && *t->comm ? t->comm : "?";
+	out->traced = t->traced;
+}
+
+/* The task that holds tid last: the tid of a thread that exited may be another task's now. */
 void task_of(struct ingero_analysis *a, int32_t tid, struct ingero_analysis_task *out)
 {
 	struct thread **t = amap_get(&a->threads, (uint32_t)tid);
 
+	if (t) {
+		thread_task(*t, out);
+		return;
+	}
 	out->tid = tid;
-	out->pid = t ? (*t)->pid : (uint32_t)tid;
-	out->comm = t && (*t)->comm && *(*t)->comm ? (*t)->comm : "?";
-	out->traced = t ? (*t)->traced : 0;
+	out->pid = (uint32_t)tid;
+	out->comm = "?";
+	out->traced = 0;
 }
 
 static uint32_t log2_bucket(uint64_t v)
@@ -596,7 +609,12 @@ static int by_tid(const void *x, const void *y)
 {
 	const struct ingero_analysis_thread *p = x, *q = y;
 
-	return p->task.tid - q->task.tid;
+	/* one tid, two tasks (the second took it after the first exited): a fixed order all the same */
+	if (p->task.tid != q->task.tid)
+		return p->task.tid - q->task.tid;
+	if (p->task.pid != q->task.pid)
+		return p->task.pid < q->task.pid ? -1 : 1;
+	return p->run_ns < q->run_ns ? -1 : p->run_ns > q->run_ns;
 }
 
 static int by_code(const void *x, const void *y)
@@ -756,7 +774,7 @@ static int build_threads(struct ingero_analysis *a)
 
 		if (!t->traced || (a->opts.tid && t->tid != a->opts.tid))
 			continue;
-		task_of(a, t->tid, &o->task);
+		thread_task(t, &o->task);
 		o->run_ns = t->run_ns;
 		o->voluntary = t->voluntary;
 		o->involuntary = t->involuntary;

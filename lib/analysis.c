@@ -140,6 +140,27 @@ struct thread *thread_find(struct ingero_analysis *a, int32_t tid)
 }
 
 /*
+ * The thread of tid for an event that shows the tid alive: when the thread
+ * that held it has exited, another task has it now, with its own history and
+ * statistics. The one that exited stays in the table under a key no tid has,
+ * for the report. NULL on ENOMEM.
+ */
+static struct thread *thread_live(struct ingero_analysis *a, int32_t tid)
+{
+	struct thread *t = thread_get(a, tid), **slot;
+
+	if (!t || !t->exited)
+		return t;
+	slot = amap_put(&a->threads, (uint64_t)++a->retired << 32 | (uint32_t)tid, NULL);
+	if (!slot)
+		return NULL;
+	*slot = t;
+	amap_del(&a->threads, (uint32_t)tid);
+	a->recent[(uint32_t)tid % RECENT_THREADS] = NULL;
+	return thread_find(a, tid);
+}
+
+/*
  * Runs the thread of a run queue's history back over [start, end), from its
  * switch number upto down to the oldest it still holds, and keeps the top culprits.
  */
@@ -336,7 +357,7 @@ static int on_switch(struct ingero_analysis *a, const struct ingero_event *ev)
 	}
 	t = NULL;
 	if (sw->next_tid > 0) {
-		t = thread_get(a, sw->next_tid);
+		t = thread_live(a, sw->next_tid);
 		if (!t)
 			return -1;
 		t->comm = sw->next_comm;
@@ -361,7 +382,7 @@ static int on_wakeup(struct ingero_analysis *a, const struct ingero_event *ev)
 
 	if (ev->wakeup.wakee_tid <= 0)
 		return 0;
-	t = thread_get(a, ev->wakeup.wakee_tid);
+	t = thread_live(a, ev->wakeup.wakee_tid);
 	if (!t || !cpu_get(a, ev->wakeup.target_cpu))
 		return -1;
 	s = &t->ring[t->head];
@@ -409,15 +430,19 @@ static int on_task(struct ingero_analysis *a, const struct ingero_event *ev)
 			a->selective = 1;
 		return k->pid ? follow(a, k->pid, ev->ts) : 0;
 	}
-	if (!(t = thread_get(a, (int32_t)k->tid)))
+	/* the exit itself is the exiting thread's; anything else of its tid after it, another task's */
+	t = k->kind == INGERO_TASK_EXIT ? thread_get(a, (int32_t)k->tid) : thread_live(a, (int32_t)k->tid);
+	if (!t)
 		return -1;
 	t->pid = k->pid;
 	if (k->comm && *k->comm && k->kind != INGERO_TASK_FORK)
 		t->comm = k->comm;
 	if (mark_traced(a, t))
 		return -1;
+	if (k->kind == INGERO_TASK_EXIT)
+		t->exited = 1;
 	if (k->kind == INGERO_TASK_FORK && k->child_tid) {
-		struct thread *child = thread_get(a, (int32_t)k->child_tid);
+		struct thread *child = thread_live(a, (int32_t)k->child_tid);
 
 		if (!child)
 			return -1;
@@ -687,7 +712,7 @@ static int on_call(struct ingero_analysis *a, const struct ingero_event *ev)
 {
 	const struct ingero_call *c = &ev->call;
 	uint64_t dur = c->end_ns > ev->ts ? c->end_ns - ev->ts : 0;
-	struct thread *t = thread_get(a, (int32_t)c->tid);
+	struct thread *t = thread_live(a, (int32_t)c->tid);
 	int win = in_window(a, ev->ts);
 	uint32_t bucket, i;
 	uint64_t since;

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+test_description='analyze on small traces of exactly known events, whose true answer is worked out by hand'
+. ./test-lib.sh
+
+MKTRACE=$BUILD_DIR/build/t/fuzz/mktrace
+[ -x "$MKTRACE" ] && test_set_prereq MKTRACE
+
+# trace NAME: writes NAME.ing.zst from the description on stdin (see mktrace --text).
+trace() {
+	cat >"$1.txt" && "$MKTRACE" --text "$1.txt" "$1.ing.zst"
+}
+
+test_expect_success MKTRACE 'a tid taken by another task after its traced thread exited is that task'"'"'s' '
+	trace reuse <<-\EOF &&
+	name tid=1001 comm=trainer
+	comm t=0 pid=1000 tid=1001 comm=trainer
+	fork t=10 pid=1000 tid=1001 cpid=1000 ctid=1002 comm=trainer
+	switch t=500 cpu=0 prev=0 next=1001
+	switch t=600 cpu=1 prev=0 next=1002 next_comm=worker
+	call t=700 end=800 tid=1002 api=cudaFree
+	exit t=900 pid=1000 tid=1002 comm=worker
+	switch t=900 cpu=1 prev=1002 state=X next=0 prev_comm=worker
+	call t=1000 end=9000 tid=1001 api=cudaFree a0=0x10
+	switch t=2000 cpu=0 prev=1001 state=R+ next=1002 next_comm=backup
+	switch t=6000 cpu=0 prev=1002 state=S next=1001 prev_comm=backup
+	EOF
+	ingero analyze --json reuse.ing.zst >reuse.json &&
+	test_json reuse.json ".chains[0].culprits[0] | \"\(.comm) \(.pid) \(.traced) \(.ns)\"" "backup 1002 false 4000" &&
+	test_json reuse.json ".chains[0].severity" high &&
+	test_json reuse.json ".interference[0] | \"\(.comm) \(.traced) \(.ns)\"" "backup false 4000" &&
+	test_json reuse.json "[.threads[] | \"\(.tid):\(.comm):\(.run_ns):\(.voluntary):\(.calls)\"] | join(\",\")" \
+		1001:trainer:4500:0:1,1002:worker:300:1:1
+'
+
+test_done
