@@ -112,6 +112,7 @@ struct row {
 /* Per (API, class, task): what a culprit took from, or a waker woke, the API's calls of that class. */
 struct blame {
 	uint64_t ns, calls, cpus;
+	uint64_t win_ns;	/* of ns, inside the window: what the interference table counts */
 };
 
 struct interferer {

@@ -694,7 +694,7 @@ static void interferer_apis(struct ingero_analysis *a, struct ingero_analysis_in
 	while ((b = amap_next(&a->blames, &pos, &key))) {
 		uint32_t api = (uint32_t)(key >> 40) & 0x3fffff, k;
 
-		if (key >> 62 || (int32_t)(key & 0x0fffffff) != f->task.tid)
+		if (key >> 62 || (int32_t)(key & 0x0fffffff) != f->task.tid || !b->win_ns)
 			continue;
 		for (k = 0; k < f->napis && f->apis[k].api != api; k++)
 			;
@@ -704,7 +704,7 @@ static void interferer_apis(struct ingero_analysis *a, struct ingero_analysis_in
 				for (k = 0, i = 1; i < 3; i++)
 					if (f->apis[i].ns < f->apis[k].ns)
 						k = i;
-				if (f->apis[k].ns >= b->ns)
+				if (f->apis[k].ns >= b->win_ns)
 					continue;
 				f->apis[k].ns = 0;
 			} else {
@@ -712,7 +712,7 @@ static void interferer_apis(struct ingero_analysis *a, struct ingero_analysis_in
 			}
 			f->apis[k].api = api;
 		}
-		f->apis[k].ns += b->ns;
+		f->apis[k].ns += b->win_ns;
 	}
 	for (i = 0; i + 1 < f->napis; i++) {
 		uint32_t j, best = i;

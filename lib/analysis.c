@@ -19,7 +19,8 @@
 struct call_split {
 	uint64_t ns[INGERO_NR_SPLITS];
 	uint32_t ncul;
-	struct { int32_t tid; uint32_t cpu; uint64_t ns; } cul[CALL_CULPRITS];
+	/* ns: what each took from the call; win_ns: of that, inside the window, as the interference table counts */
+	struct { int32_t tid; uint32_t cpu; uint64_t ns, win_ns; } cul[CALL_CULPRITS];
 	int32_t waker;
 	uint64_t waker_ns;
 	int lossy;
@@ -546,7 +547,7 @@ static int call_lossy(const struct ingero_analysis *a, uint64_t ts, uint64_t end
 	return 0;
 }
 
-static void add_culprit(struct call_split *cs, int32_t tid, uint32_t cpu, uint64_t ns)
+static void add_culprit(struct call_split *cs, int32_t tid, uint32_t cpu, uint64_t ns, uint64_t win_ns)
 {
 	uint32_t i;
 
@@ -555,9 +556,10 @@ static void add_culprit(struct call_split *cs, int32_t tid, uint32_t cpu, uint64
 	if (i == cs->ncul) {
 		if (cs->ncul == CALL_CULPRITS)
 			return;
-		cs->cul[cs->ncul++] = (typeof(cs->cul[0])){ tid, cpu, 0 };
+		cs->cul[cs->ncul++] = (typeof(cs->cul[0])){ tid, cpu, 0, 0 };
 	}
 	cs->cul[i].ns += ns;
+	cs->cul[i].win_ns += win_ns;
 }
 
 /*
@@ -597,8 +599,11 @@ static void split_call(struct ingero_analysis *a, struct thread *t, const struct
 		if (ov && is_runnable(kind)) {
 			const struct culprits *cul = culprits_of(t, s);
 
+			uint64_t win = clip(a, lo, hi);
+
 			for (i = 0; i < s->ncul; i++)
-				add_culprit(cs, cul->cul[i].tid, s->cpu, scale(cul->cul[i].ns, ov, s_end - s->start));
+				add_culprit(cs, cul->cul[i].tid, s->cpu, scale(cul->cul[i].ns, ov, s_end - s->start),
+					    scale(cul->cul[i].ns, win, s_end - s->start));
 		}
 		if (ov && kind == INGERO_SPLIT_BLOCKED && s->who > 0) {
 			for (i = 0; i < nwk && wk[i].tid != s->who; i++)
@@ -646,13 +651,14 @@ static struct row *row_get(struct ingero_analysis *a, uint32_t api, int nested)
 	return r;
 }
 
-static int blame_add(struct ingero_analysis *a, uint64_t key, uint64_t ns, uint32_t cpu)
+static int blame_add(struct ingero_analysis *a, uint64_t key, uint64_t ns, uint64_t win_ns, uint32_t cpu)
 {
 	struct blame *b = amap_put(&a->blames, key, NULL);
 
 	if (!b)
 		return -1;
 	b->ns += ns;
+	b->win_ns += win_ns;
 	b->calls++;
 	b->cpus |= 1ULL << (cpu < 63 ? cpu : 63);
 	return 0;
@@ -678,11 +684,12 @@ static int account_outer(struct ingero_analysis *a, struct thread *t, struct row
 	for (i = 0; i < cs->ncul; i++) {
 		struct interferer *f = interferer_get(a, cs->cul[i].tid);
 
-		if (!f || blame_add(a, blame_key(c->api, cls, 0, cs->cul[i].tid), cs->cul[i].ns, cs->cul[i].cpu))
+		if (!f || blame_add(a, blame_key(c->api, cls, 0, cs->cul[i].tid), cs->cul[i].ns, cs->cul[i].win_ns,
+				    cs->cul[i].cpu))
 			return -1;
-		f->in_calls_ns += cs->cul[i].ns;
+		f->in_calls_ns += cs->cul[i].win_ns;
 	}
-	if (cs->waker && blame_add(a, blame_key(c->api, cls, 1, cs->waker), cs->waker_ns, c->cpu))
+	if (cs->waker && blame_add(a, blame_key(c->api, cls, 1, cs->waker), cs->waker_ns, 0, c->cpu))
 		return -1;
 	return 0;
 }

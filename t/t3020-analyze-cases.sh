@@ -32,4 +32,23 @@ test_expect_success MKTRACE 'a tid taken by another task after its traced thread
 		1001:trainer:4500:0:1,1002:worker:300:1:1
 '
 
+test_expect_success MKTRACE 'a preemption cut by --to: what the interferer took inside calls is within what it took' '
+	trace cut <<-\EOF &&
+	name tid=1001 comm=trainer
+	name tid=612 comm=journald
+	comm t=0 pid=1000 tid=1001 comm=trainer
+	switch t=500 cpu=0 prev=0 next=1001
+	call t=9000 end=13000 tid=1001 api=cudaFree a0=0x10
+	switch t=10000 cpu=0 prev=1001 state=R+ next=612
+	switch t=12000 cpu=0 prev=612 state=S next=1001
+	EOF
+	ingero analyze --json --to 11us cut.ing.zst >cut.json &&
+	test_json cut.json ".apis[0] | \"\(.total_ns) \(.preempted_ns)\"" "4000 2000" &&
+	test_json cut.json ".chains[0].culprits[0] | \"\(.comm) \(.ns)\"" "journald 2000" &&
+	test_json cut.json ".interference[0] | \"\(.comm) \(.ns) \(.in_calls_ns) \(.apis[0].ns)\"" "journald 1000 1000 1000" &&
+	ingero analyze --json --to 10us cut.ing.zst >cut0.json &&
+	test_json cut0.json ".chains[0].culprits[0] | \"\(.comm) \(.ns)\"" "journald 2000" &&
+	test_json cut0.json ".interference_total" 0
+'
+
 test_done
