@@ -568,7 +568,7 @@ static void add_culprit(struct call_split *cs, int32_t tid, uint32_t cpu, uint64
  * the one that ended most of it.
  */
 static void split_call(struct ingero_analysis *a, struct thread *t, const struct ingero_event *ev,
-		       uint64_t since, struct call_split *cs)
+		       uint64_t since, struct call_split *cs, int shown)
 {
 	uint64_t ts = ev->ts, end = ev->call.end_ns, s_end = end;
 	struct { int32_t tid; uint64_t ns; } wk[4];
@@ -584,7 +584,7 @@ static void split_call(struct ingero_analysis *a, struct thread *t, const struct
 	/* what went before the process's scheduling was recorded is not known */
 	if (since > ts) {
 		cs->ns[INGERO_SPLIT_UNKNOWN] = (since < end ? since : end) - ts;
-		a->unfollowed_calls++;
+		a->unfollowed_calls += shown;
 		if (since >= end)
 			return;
 		ts = since;
@@ -621,7 +621,7 @@ static void split_call(struct ingero_analysis *a, struct thread *t, const struct
 	}
 	if (!covered) {
 		cs->ns[INGERO_SPLIT_UNKNOWN] += s_end - ts;
-		a->uncovered_calls++;
+		a->uncovered_calls += shown;
 		if (t->cap < RING_MAX)
 			ring_resize(t, t->cap * 2);
 	}
@@ -715,6 +715,28 @@ static void repair(struct ingero_analysis *a, struct thread *t, const struct ing
 	thread_enter(a, t, ev->call.end_ns, INGERO_SPLIT_ONCPU, ev->call.cpu, 0);
 }
 
+/*
+ * An outermost call that --api leaves out of the report is a CUDA call all
+ * the same: what other tasks took inside it is not time between calls.
+ */
+static int other_api_call(struct ingero_analysis *a, struct thread *t, const struct ingero_event *ev, uint64_t since)
+{
+	struct call_split cs;
+	uint32_t i;
+
+	if (ev->call.parent || ingero_api_entry_only(&a->opts.apis[ev->call.api]))
+		return 0;
+	split_call(a, t, ev, since, &cs, 0);
+	for (i = 0; i < cs.ncul; i++) {
+		struct interferer *f = interferer_get(a, cs.cul[i].tid);
+
+		if (!f)
+			return -1;
+		f->in_calls_ns += cs.cul[i].win_ns;
+	}
+	return 0;
+}
+
 static int on_call(struct ingero_analysis *a, const struct ingero_event *ev)
 {
 	const struct ingero_call *c = &ev->call;
@@ -740,9 +762,10 @@ static int on_call(struct ingero_analysis *a, const struct ingero_event *ev)
 		repair(a, t, ev);
 	/* Device memory is the program's: a free matches its allocation whoever made either. */
 	mem_call(a, t, c, win);
-	if (!win || (a->opts.tid && (int32_t)c->tid != a->opts.tid) ||
-	    (a->opts.api >= 0 && c->api != (uint32_t)a->opts.api))
+	if (!win || (a->opts.tid && (int32_t)c->tid != a->opts.tid))
 		return 0;
+	if (a->opts.api >= 0 && c->api != (uint32_t)a->opts.api)
+		return other_api_call(a, t, ev, since);
 	r = row_get(a, c->api, c->parent != 0);
 	if (!r)
 		return -1;
@@ -754,7 +777,7 @@ static int on_call(struct ingero_analysis *a, const struct ingero_event *ev)
 		t->calls += !c->parent;	/* an outermost call, of no time */
 		return 0;
 	}
-	split_call(a, t, ev, since, &cs);
+	split_call(a, t, ev, since, &cs, 1);
 	r->calls++;
 	r->total += dur;
 	r->lossy += cs.lossy;

@@ -51,4 +51,26 @@ test_expect_success MKTRACE 'a preemption cut by --to: what the interferer took 
 	test_json cut0.json ".interference_total" 0
 '
 
+test_expect_success MKTRACE '--api: a preemption inside a call of another API is inside a CUDA call, not between calls' '
+	trace other-api <<-\EOF &&
+	name tid=1001 comm=trainer
+	name tid=700 comm=hog
+	comm t=0 pid=1000 tid=1001 comm=trainer
+	switch t=1 cpu=0 prev=0 next=1001
+	call t=100 end=200 tid=1001 api=cudaFree
+	call t=1000 end=9000 tid=1001 api=cudaStreamSynchronize
+	switch t=2000 cpu=0 prev=1001 state=R+ next=700
+	switch t=6000 cpu=0 prev=700 state=S next=1001
+	call t=9100 end=9200 tid=1001 api=cudaFree
+	EOF
+	ingero analyze --json other-api.ing.zst >all.json &&
+	ingero analyze --json --api cudaFree other-api.ing.zst >free.json &&
+	for f in all.json free.json; do
+		test_json $f ".interference[0] | \"\(.comm) \(.ns) \(.in_calls_ns)\"" "hog 4000 4000" &&
+		test_json $f "[.chains[] | select(.scope == \"between\")] | length" 0 || return 1
+	done &&
+	test_json free.json ".session.uncovered_calls" 0 &&
+	test_json free.json "[.apis[].name] | join(\",\")" cudaFree
+'
+
 test_done
