@@ -124,6 +124,7 @@ struct live_alloc {
 	uint64_t size, ts;
 	uint32_t api;
 	int32_t tid;
+	int in_window;	/* made by a call that --from and --to keep: listed if never freed */
 };
 
 #define LOSSY_RING 64

@@ -70,7 +70,8 @@ static void apply(struct ingero_analysis *a, const struct memop *op)
 		/* The same pointer again without a free seen: the old block is gone. */
 		if (!fresh)
 			a->live_bytes -= l->size;
-		*l = (struct live_alloc){ .size = op->size, .ts = op->ts, .api = op->api, .tid = op->tid };
+		*l = (struct live_alloc){ .size = op->size, .ts = op->ts, .api = op->api, .tid = op->tid,
+					  .in_window = op->in_window };
 		a->live_bytes += op->size;
 		if (op->in_window && a->live_bytes > m->peak_bytes) {
 			m->peak_bytes = a->live_bytes;
@@ -172,10 +173,12 @@ void mem_finish(struct ingero_analysis *a)
 	m->live_bytes_end = a->live_bytes;
 	free(m->unfreed);
 	m->unfreed = malloc((a->live.n + 1) * sizeof(*m->unfreed));
+	/* a block the window's calls did not allocate is tracked only to match its free */
 	for (pos = 0; m->unfreed && (l = amap_next(&a->live, &pos, &key));)
-		m->unfreed[n++] = (struct ingero_analysis_alloc){
-			.ptr = key, .size = l->size, .ts = l->ts, .api = l->api, .tid = l->tid,
-		};
+		if (l->in_window)
+			m->unfreed[n++] = (struct ingero_analysis_alloc){
+				.ptr = key, .size = l->size, .ts = l->ts, .api = l->api, .tid = l->tid,
+			};
 	m->nunfreed = n;
 	if (n)
 		qsort(m->unfreed, n, sizeof(*m->unfreed), by_ts);

@@ -73,4 +73,26 @@ test_expect_success MKTRACE '--api: a preemption inside a call of another API is
 	test_json free.json "[.apis[].name] | join(\",\")" cudaFree
 '
 
+test_expect_success MKTRACE 'never freed, under --from and --to: the allocations of the calls they keep' '
+	trace unfreed <<-\EOF &&
+	name tid=1001 comm=trainer
+	comm t=0 pid=1000 tid=1001 comm=trainer
+	switch t=1 cpu=0 prev=0 next=1001
+	call t=100 end=200 tid=1001 api=cudaMalloc out=0x1000 a1=4096
+	call t=300 end=400 tid=1001 api=cudaMalloc out=0x2000 a1=8192
+	call t=1000 end=1100 tid=1001 api=cudaMalloc out=0x3000 a1=100
+	call t=2000 end=2100 tid=1001 api=cudaFree a0=0x2000
+	EOF
+	ingero analyze --json unfreed.ing.zst >whole.json &&
+	test_json whole.json "[.memory.unfreed[].ptr] | join(\",\")" 0x1000,0x3000 &&
+	ingero analyze --json --to 550ns unfreed.ing.zst >to.json &&
+	test_json to.json ".memory | \"\(.alloc_calls) \(.unfreed_total)\"" "2 1" &&
+	test_json to.json "[.memory.unfreed[].ptr] | join(\",\")" 0x1000 &&
+	ingero analyze --json --from 900ns unfreed.ing.zst >from.json &&
+	test_json from.json ".memory | \"\(.alloc_calls) \(.free_calls) \(.free_bytes) \(.unfreed_total)\"" "1 1 8192 1" &&
+	test_json from.json "[.memory.unfreed[].ptr] | join(\",\")" 0x3000 &&
+	ingero analyze --to 550ns unfreed.ing.zst >to.txt &&
+	grep "^never freed: 1 allocation$" to.txt
+'
+
 test_done
