@@ -204,7 +204,7 @@ static void text_apis(const struct out *o)
 	for (i = 0; i < r->napis; i++) {
 		const struct ingero_analysis_api *a = &r->apis[i];
 		const uint64_t *sp = a->split_ns;
-		char share[16];
+		char share[16], ratio[16];
 
 		if (a->nested && !nested_seen++)
 			fprintf(o->f, "nested: made inside another traced call, whose time already holds theirs\n");
@@ -213,14 +213,18 @@ static void text_apis(const struct out *o)
 				api_name(o, a->api), a->calls, "-", "-");
 			continue;
 		}
+		/* a p50 of 0 has no ratio: p99 is not 0 times it */
+		if (a->p50_ns)
+			snprintf(ratio, sizeof(ratio), "%.1fx", (double)a->p99_ns / a->p50_ns);
+		else
+			snprintf(ratio, sizeof(ratio), "-");
 		if (a->nested)
 			snprintf(share, sizeof(share), "-");
 		else
 			snprintf(share, sizeof(share), "%.1f%%", pct(a->total_ns, r->traced_ns));
-		fprintf(o->f, "%-28s %8" PRIu64 " %5" PRIu64 " %9s %6s %9s %9s %9s %9s %9s %6.1fx %5.1f%% %5.1f%% %5.1f%% %5.1f%%\n",
+		fprintf(o->f, "%-28s %8" PRIu64 " %5" PRIu64 " %9s %6s %9s %9s %9s %9s %9s %7s %5.1f%% %5.1f%% %5.1f%% %5.1f%%\n",
 			api_name(o, a->api), a->calls, a->errors, NS(a->total_ns), share, NS(a->total_ns / a->calls),
-			NS(a->p50_ns), NS(a->p90_ns), NS(a->p99_ns), NS(a->max_ns),
-			a->p50_ns ? (double)a->p99_ns / a->p50_ns : 0.0,
+			NS(a->p50_ns), NS(a->p90_ns), NS(a->p99_ns), NS(a->max_ns), ratio,
 			pct(sp[INGERO_SPLIT_ONCPU], a->total_ns), pct(sp[INGERO_SPLIT_PREEMPTED], a->total_ns),
 			pct(sp[INGERO_SPLIT_BLOCKED], a->total_ns),
 			pct(sp[INGERO_SPLIT_WAIT], a->total_ns));

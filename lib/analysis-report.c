@@ -319,8 +319,11 @@ static void chain_summary(struct ingero_analysis *a, struct ingero_analysis_chai
 	ingero_analysis_fmt_ns(from, sizeof(from), ch->slow_from_ns);
 	snprintf(slow, sizeof(slow), "the %llu call%s >= %s", (unsigned long long)ch->slow_calls,
 		 ch->slow_calls == 1 ? "" : "s", from);
-	n = snprintf(s, len, "%s p99 = %s (%.1fx p50 %s): ", name, p99,
-		     ch->p50_ns ? (double)ch->p99_ns / ch->p50_ns : 0.0, p50);
+	/* a p50 of 0 has no ratio: p99 is not 0 times it */
+	if (ch->p50_ns)
+		n = snprintf(s, len, "%s p99 = %s (%.1fx p50 %s): ", name, p99, (double)ch->p99_ns / ch->p50_ns, p50);
+	else
+		n = snprintf(s, len, "%s p99 = %s (p50 %s): ", name, p99, p50);
 	if (n < 0 || (size_t)n >= len)
 		return;
 	s += n;

@@ -95,4 +95,24 @@ test_expect_success MKTRACE 'never freed, under --from and --to: the allocations
 	grep "^never freed: 1 allocation$" to.txt
 '
 
+test_expect_success MKTRACE 'a p50 of 0 has no p99/p50 ratio, rather than 0.0x' '
+	trace zero-p50 <<-\EOF &&
+	name tid=1001 comm=trainer
+	comm t=0 pid=1000 tid=1001 comm=trainer
+	switch t=1 cpu=0 prev=0 next=1001
+	call t=100 end=100 tid=1001 api=cudaFree
+	call t=200 end=200 tid=1001 api=cudaFree
+	call t=300 end=5300 tid=1001 api=cudaFree
+	call t=6000 end=6070 tid=1001 api=cudaMemcpy
+	call t=7000 end=7130 tid=1001 api=cudaMemcpy
+	EOF
+	ingero analyze --json zero-p50.ing.zst >zero.json &&
+	test_json zero.json ".apis[0] | \"\(.name) \(.p50_ns) \(.p90_ns) \(.p99_ns)\"" "cudaFree 0 5000 5000" &&
+	test_json zero.json ".chains[0].summary | startswith(\"cudaFree p99 = 5.00 us (p50 0 ns): \")" true &&
+	test_json zero.json ".chains[1].summary | startswith(\"cudaMemcpy p99 = 130 ns (1.9x p50 70 ns): \")" true &&
+	ingero analyze zero-p50.ing.zst >zero.txt &&
+	grep -E "^cudaFree +3 +0 +5.00 us +96.2% +1.67 us +0 ns +5.00 us +5.00 us +5.00 us +- " zero.txt &&
+	grep -E "^cudaMemcpy +2 .* 130 ns +1.9x " zero.txt
+'
+
 test_done
