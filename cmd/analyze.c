@@ -348,8 +348,12 @@ static void text_memory(const struct out *o)
 	for (i = 0; i < m->napis; i++)
 		fprintf(o->f, "%-28s %8" PRIu64 " %8" PRIu64 " %11s %11s\n", api_name(o, m->apis[i].api),
 			m->apis[i].allocs, m->apis[i].frees, BYTES(m->apis[i].alloc_bytes), BYTES(m->apis[i].free_bytes));
-	fprintf(o->f, "peak %s live at %s; %s live at the end\n", BYTES(m->peak_bytes), AT(o, m->peak_at),
-		BYTES(m->live_bytes_end));
+	/* no block was ever live: a peak of nothing has no time */
+	if (m->peak_bytes)
+		fprintf(o->f, "peak %s live at %s; %s live at the end\n", BYTES(m->peak_bytes), AT(o, m->peak_at),
+			BYTES(m->live_bytes_end));
+	else
+		fprintf(o->f, "peak 0 B; %s live at the end\n", BYTES(m->live_bytes_end));
 	if (m->unknown_ptr_allocs || m->untracked_frees || m->null_frees)
 		fprintf(o->f, "not tracked: %" PRIu64 " allocations with no pointer read, %" PRIu64
 			" frees of pointers not allocated in the trace, %" PRIu64 " frees of NULL\n",

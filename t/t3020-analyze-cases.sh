@@ -115,4 +115,17 @@ test_expect_success MKTRACE 'a p50 of 0 has no p99/p50 ratio, rather than 0.0x' 
 	grep -E "^cudaMemcpy +2 .* 130 ns +1.9x " zero.txt
 '
 
+test_expect_success MKTRACE 'frees alone: a peak of 0 bytes has no time' '
+	trace frees <<-\EOF &&
+	name tid=1001 comm=trainer
+	comm t=0 pid=1000 tid=1001 comm=trainer
+	switch t=1 cpu=0 prev=0 next=1001
+	call t=100 end=200 tid=1001 api=cudaFree a0=0x10
+	call t=300 end=400 tid=1001 api=cudaFree a0=0
+	EOF
+	ingero analyze frees.ing.zst >frees.txt &&
+	grep "^peak 0 B; 0 B live at the end$" frees.txt &&
+	grep "^not tracked: 0 allocations with no pointer read, 1 frees of pointers not allocated in the trace, 1 frees of NULL$" frees.txt
+'
+
 test_done
