@@ -389,6 +389,17 @@ static int on_wakeup(struct ingero_analysis *a, const struct ingero_event *ev)
 	s = &t->ring[t->head];
 	if (s->kind == KIND_PENDING)
 		s->kind = INGERO_SPLIT_BLOCKED;
+	/*
+	 * A switch-in of the same ns sorts before its wakeup (the switch stream
+	 * comes first): the sleep it ended is the stretch before, and this is its waker.
+	 */
+	if (s->kind == INGERO_SPLIT_ONCPU && s->start == ev->ts && t->len > 1) {
+		struct stretch *prev = &t->ring[(t->head - 1) & (t->cap - 1)];
+
+		if (prev->kind == INGERO_SPLIT_BLOCKED && !prev->who)
+			prev->who = ev->wakeup.waker_tid;
+		return 0;
+	}
 	/* A waking of a task that is running or already runnable changes nothing. */
 	if (s->kind != INGERO_SPLIT_BLOCKED)
 		return 0;

@@ -128,4 +128,22 @@ test_expect_success MKTRACE 'frees alone: a peak of 0 bytes has no time' '
 	grep "^not tracked: 0 allocations with no pointer read, 1 frees of pointers not allocated in the trace, 1 frees of NULL$" frees.txt
 '
 
+test_expect_success MKTRACE 'a wakeup of the same ns as the switch-in still names the waker of the sleep' '
+	trace same-ns <<-\EOF &&
+	name tid=1001 comm=trainer
+	name tid=1002 comm=gpu
+	comm t=0 pid=1000 tid=1001 comm=trainer
+	switch t=100 cpu=1 prev=0 next=1002
+	switch t=500 cpu=0 prev=0 next=1001
+	call t=1000 end=6000 tid=1001 api=cudaStreamSynchronize
+	switch t=2000 cpu=0 prev=1001 state=S next=0
+	wake t=4000 cpu=1 waker=1002 wakee=1001 target=0
+	switch t=4000 cpu=0 prev=0 next=1001
+	EOF
+	ingero analyze --json same-ns.ing.zst >same-ns.json &&
+	test_json same-ns.json ".apis[0] | \"\(.blocked_ns) \(.wait_ns) \(.waker.tid) \(.waker.ns)\"" "2000 0 1002 2000" &&
+	ingero analyze same-ns.ing.zst >same-ns.txt &&
+	grep "^cudaStreamSynchronize slept 40% of its time, woken mostly by gpu (pid 1002, tid 1002): 2.00 us of it$" same-ns.txt
+'
+
 test_done
