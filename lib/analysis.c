@@ -432,21 +432,50 @@ static uint64_t followed_since(const struct ingero_analysis *a, const struct thr
 	return since ? *since : UINT64_MAX;
 }
 
+/* -a: what a thread of a followed process did before it was followed is not known, nor counted. */
+static void clip_to_followed(const struct ingero_analysis *a, struct thread *t)
+{
+	struct stretch *s = &t->ring[t->head];
+	uint64_t since;
+
+	if (!a->selective || s->kind != KIND_PENDING || (since = followed_since(a, t)) == UINT64_MAX)
+		return;
+	if (s->start < since)
+		s->start = since;
+}
+
+/* -a: process pid's scheduling is recorded from ts on, its threads' histories with it. */
+static int on_follow(struct ingero_analysis *a, uint32_t pid, uint64_t ts)
+{
+	struct thread **t;
+	size_t pos = 0;
+	uint64_t key;
+
+	if (!pid) {
+		a->selective = 1;
+		return 0;
+	}
+	if (follow(a, pid, ts))
+		return -1;
+	while ((t = amap_next(&a->threads, &pos, &key)))
+		if ((*t)->pid == pid)
+			clip_to_followed(a, *t);
+	return 0;
+}
+
 static int on_task(struct ingero_analysis *a, const struct ingero_event *ev)
 {
 	const struct ingero_task *k = &ev->task;
 	struct thread *t;
 
-	if (k->kind == INGERO_TASK_FOLLOW) {
-		if (!k->pid)
-			a->selective = 1;
-		return k->pid ? follow(a, k->pid, ev->ts) : 0;
-	}
+	if (k->kind == INGERO_TASK_FOLLOW)
+		return on_follow(a, k->pid, ev->ts);
 	/* the exit itself is the exiting thread's; anything else of its tid after it, another task's */
 	t = k->kind == INGERO_TASK_EXIT ? thread_get(a, (int32_t)k->tid) : thread_live(a, (int32_t)k->tid);
 	if (!t)
 		return -1;
 	t->pid = k->pid;
+	clip_to_followed(a, t);
 	if (k->comm && *k->comm && k->kind != INGERO_TASK_FORK)
 		t->comm = k->comm;
 	if (mark_traced(a, t))
@@ -766,6 +795,7 @@ static int on_call(struct ingero_analysis *a, const struct ingero_event *ev)
 		return 0;
 	}
 	t->pid = c->pid;
+	clip_to_followed(a, t);
 	if (mark_traced(a, t))
 		return -1;
 	since = followed_since(a, t);

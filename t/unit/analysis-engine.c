@@ -512,6 +512,8 @@ static void test_follow(void)
 	is_u64(a->split_ns[INGERO_SPLIT_ONCPU], 5000 + 30000 + 10000, "on CPU only where followed");
 	is_u64(r->unfollowed_calls, 3, "3 calls began before their process was followed");
 	is_u64(r->repaired, 0, "nothing repaired where nothing was followed");
+	is_u64(r->threads[0].task.tid, 101, "the first thread");
+	is_u64(r->threads[0].run_ns, 20000 + 40000, "its run time counted from when it was followed");
 }
 
 /* --from/--to and --tid: only what falls inside counts. */
