@@ -141,6 +141,15 @@ static void put_bar(const struct out *o, int n)
 		"################################################################################");
 }
 
+/*
+ * A string of the trace, escaped so that none can drive the terminal or
+ * break a line, and padded to w characters (0: none) counting what is printed.
+ */
+static void put_text(const struct out *o, const char *s, int w)
+{
+	ingero_text_fescape(o->f, s, (size_t)w);
+}
+
 static void text_quality(const struct out *o)
 {
 	const struct ingero_analysis_result *r = o->r;
@@ -148,19 +157,29 @@ static void text_quality(const struct out *o)
 	uint32_t i, s;
 
 	fprintf(o->f, "%s== Run and data quality%s\n", BOLD(o), RESET(o));
-	fprintf(o->f, "command    %s\n", h->command && *h->command ? h->command : "?");
-	fprintf(o->f, "duration   %s\n", NS(r->duration_ns));
-	fprintf(o->f, "host       %s, kernel %s, clock %s, %u CPUs\n", h->host ? h->host : "?",
-		h->kernel ? h->kernel : "?", h->clock ? h->clock : "?", h->ncpus);
+	fprintf(o->f, "command    ");
+	put_text(o, h->command && *h->command ? h->command : "?", 0);
+	fprintf(o->f, "\nduration   %s\n", NS(r->duration_ns));
+	fprintf(o->f, "host       ");
+	put_text(o, h->host ? h->host : "?", 0);
+	fprintf(o->f, ", kernel ");
+	put_text(o, h->kernel ? h->kernel : "?", 0);
+	fprintf(o->f, ", clock ");
+	put_text(o, h->clock ? h->clock : "?", 0);
+	fprintf(o->f, ", %u CPUs\n", h->ncpus);
 	fprintf(o->f, "events     %" PRIu64 " (", r->total_events);
 	for (s = 0; s < INGERO_NR_STREAMS; s++)
 		fprintf(o->f, "%s%s %" PRIu64, s ? ", " : "", ingero_stream_name(s), r->events[s]);
 	fprintf(o->f, ")\n");
 	fprintf(o->f, "traced     %s inside CUDA calls (outermost calls)\n", NS(r->traced_ns));
-	for (i = 0; i < r->nlibs; i++)
-		fprintf(o->f, "library    %s (build-id %s) %u probes%s%.0u%s\n", r->libs[i].path,
-			*r->libs[i].build_id ? r->libs[i].build_id : "none", r->libs[i].probes,
-			r->libs[i].missing ? ", missing " : "", r->libs[i].missing, r->libs[i].missing ? " symbols" : "");
+	for (i = 0; i < r->nlibs; i++) {
+		fprintf(o->f, "library    ");
+		put_text(o, r->libs[i].path, 0);
+		fprintf(o->f, " (build-id ");
+		put_text(o, *r->libs[i].build_id ? r->libs[i].build_id : "none", 0);
+		fprintf(o->f, ") %u probes%s%.0u%s\n", r->libs[i].probes, r->libs[i].missing ? ", missing " : "",
+			r->libs[i].missing, r->libs[i].missing ? " symbols" : "");
+	}
 	if (!r->nlost)
 		fprintf(o->f, "lost       none\n");
 	for (i = 0; i < r->nlost; i++)
@@ -171,9 +190,12 @@ static void text_quality(const struct out *o)
 		fprintf(o->f, "           findings that overlap these stretches are marked lossy\n");
 	fprintf(o->f, "open       %u call%s never returned (open at the end of the thread or of the recording)\n",
 		r->nopen, r->nopen == 1 ? "" : "s");
-	for (i = 0; i < shown(o, r->nopen); i++)
-		fprintf(o->f, "           %s tid %d since %s, %s so far\n", api_name(o, r->open[i].api), r->open[i].tid,
-			AT(o, r->open[i].ts), NS(r->open[i].end_ns - r->open[i].ts));
+	for (i = 0; i < shown(o, r->nopen); i++) {
+		fprintf(o->f, "           ");
+		put_text(o, api_name(o, r->open[i].api), 0);
+		fprintf(o->f, " tid %d since %s, %s so far\n", r->open[i].tid, AT(o, r->open[i].ts),
+			NS(r->open[i].end_ns - r->open[i].ts));
+	}
 	if (r->repaired)
 		fprintf(o->f, "repaired   %" PRIu64 " switch-ins missing from the trace: calls ran while their thread "
 			"was not on a CPU\n", r->repaired);
@@ -208,9 +230,10 @@ static void text_apis(const struct out *o)
 
 		if (a->nested && !nested_seen++)
 			fprintf(o->f, "nested: made inside another traced call, whose time already holds theirs\n");
+		put_text(o, api_name(o, a->api), 28);
 		if (a->entry_only) {
-			fprintf(o->f, "%-28s %8" PRIu64 " %5s %9s  entry only: calls counted, not timed (record --returns times them)\n",
-				api_name(o, a->api), a->calls, "-", "-");
+			fprintf(o->f, " %8" PRIu64 " %5s %9s  entry only: calls counted, not timed (record --returns times them)\n",
+				a->calls, "-", "-");
 			continue;
 		}
 		/* a p50 of 0 has no ratio: p99 is not 0 times it */
@@ -222,8 +245,8 @@ static void text_apis(const struct out *o)
 			snprintf(share, sizeof(share), "-");
 		else
 			snprintf(share, sizeof(share), "%.1f%%", pct(a->total_ns, r->traced_ns));
-		fprintf(o->f, "%-28s %8" PRIu64 " %5" PRIu64 " %9s %6s %9s %9s %9s %9s %9s %7s %5.1f%% %5.1f%% %5.1f%% %5.1f%%\n",
-			api_name(o, a->api), a->calls, a->errors, NS(a->total_ns), share, NS(a->total_ns / a->calls),
+		fprintf(o->f, " %8" PRIu64 " %5" PRIu64 " %9s %6s %9s %9s %9s %9s %9s %7s %5.1f%% %5.1f%% %5.1f%% %5.1f%%\n",
+			a->calls, a->errors, NS(a->total_ns), share, NS(a->total_ns / a->calls),
 			NS(a->p50_ns), NS(a->p90_ns), NS(a->p99_ns), NS(a->max_ns), ratio,
 			pct(sp[INGERO_SPLIT_ONCPU], a->total_ns), pct(sp[INGERO_SPLIT_PREEMPTED], a->total_ns),
 			pct(sp[INGERO_SPLIT_BLOCKED], a->total_ns),
@@ -232,10 +255,14 @@ static void text_apis(const struct out *o)
 	for (i = 0; i < r->napis; i++) {
 		const struct ingero_analysis_api *a = &r->apis[i];
 
-		if (a->waker.tid && a->split_ns[INGERO_SPLIT_BLOCKED] * 10 >= a->total_ns)
-			fprintf(o->f, "%s slept %.0f%% of its time, woken mostly by %s (pid %u, tid %d%s): %s of it\n",
-				api_name(o, a->api), pct(a->split_ns[INGERO_SPLIT_BLOCKED], a->total_ns), a->waker.comm,
-				a->waker.pid, a->waker.tid, a->waker.traced ? ", traced" : "", NS(a->waker_ns));
+		if (!a->waker.tid || a->split_ns[INGERO_SPLIT_BLOCKED] * 10 < a->total_ns)
+			continue;
+		put_text(o, api_name(o, a->api), 0);
+		fprintf(o->f, " slept %.0f%% of its time, woken mostly by ",
+			pct(a->split_ns[INGERO_SPLIT_BLOCKED], a->total_ns));
+		put_text(o, a->waker.comm, 0);
+		fprintf(o->f, " (pid %u, tid %d%s): %s of it\n", a->waker.pid, a->waker.tid,
+			a->waker.traced ? ", traced" : "", NS(a->waker_ns));
 	}
 	fprintf(o->f, "preemp: runnable after a preemption; block: sleeping; wait: runnable after the wakeup. Percentiles are log-bucket "
 		"estimates within %.1f%%.\n", 100 * INGERO_ANALYSIS_REL_ERROR);
@@ -250,10 +277,12 @@ static void text_between(const struct out *o, const struct ingero_analysis_chain
 		"CPU since %s first call\n", NS(c->cost_ns), c->callers, c->callers == 1 ? "" : "s",
 		c->callers == 1 ? "s" : "", NS(c->wanted_ns), c->callers == 1 ? "it" : "they",
 		c->callers == 1 ? "its" : "their");
-	for (k = 0; k < c->nculprits; k++)
-		fprintf(o->f, "   culprit %s (pid %u, tid %d): took %s between calls, CPUs %s\n",
-			c->culprits[k].task.comm, c->culprits[k].task.pid, c->culprits[k].task.tid,
-			NS(c->culprits[k].ns), CPUS(c->culprits[k].cpus));
+	for (k = 0; k < c->nculprits; k++) {
+		fprintf(o->f, "   culprit ");
+		put_text(o, c->culprits[k].task.comm, 0);
+		fprintf(o->f, " (pid %u, tid %d): took %s between calls, CPUs %s\n", c->culprits[k].task.pid,
+			c->culprits[k].task.tid, NS(c->culprits[k].ns), CPUS(c->culprits[k].cpus));
+	}
 	fprintf(o->f, "   remedy: %s\n", c->remedy);
 }
 
@@ -270,8 +299,11 @@ static void text_chains(const struct out *o)
 		const uint64_t *sp = c->slow_split_ns;
 		uint64_t total = split_total(sp);
 
-		fprintf(o->f, "%u. %s[%s]%s %s\n", i + 1, severity_color(o, c->severity),
-			ingero_severity_name(c->severity), RESET(o), c->summary);
+		/* the summary names tasks and APIs of the trace: escaped whole, its own words are plain */
+		fprintf(o->f, "%u. %s[%s]%s ", i + 1, severity_color(o, c->severity),
+			ingero_severity_name(c->severity), RESET(o));
+		put_text(o, c->summary, 0);
+		fputc('\n', o->f);
 		if (c->scope == INGERO_SCOPE_BETWEEN) {
 			text_between(o, c);
 			continue;
@@ -281,12 +313,14 @@ static void text_chains(const struct out *o)
 			NS(c->cost_ns), c->calls, NS(c->slow_from_ns), c->slow_calls,
 			pct(sp[INGERO_SPLIT_ONCPU], total), pct(sp[INGERO_SPLIT_PREEMPTED], total),
 			pct(sp[INGERO_SPLIT_BLOCKED], total), pct(sp[INGERO_SPLIT_WAIT], total));
-		for (k = 0; k < c->nculprits; k++)
-			fprintf(o->f, "   culprit %s (pid %u, tid %d%s): took %s from these calls, %s in %" PRIu64
-				" slow ones, CPUs %s\n", c->culprits[k].task.comm, c->culprits[k].task.pid,
-				c->culprits[k].task.tid, c->culprits[k].task.traced ? ", traced" : "",
-				NS(c->culprits[k].ns), NS(c->culprits[k].slow_ns), c->culprits[k].slow_calls,
-				CPUS(c->culprits[k].cpus));
+		for (k = 0; k < c->nculprits; k++) {
+			fprintf(o->f, "   culprit ");
+			put_text(o, c->culprits[k].task.comm, 0);
+			fprintf(o->f, " (pid %u, tid %d%s): took %s from these calls, %s in %" PRIu64 " slow ones, CPUs %s\n",
+				c->culprits[k].task.pid, c->culprits[k].task.tid,
+				c->culprits[k].task.traced ? ", traced" : "", NS(c->culprits[k].ns),
+				NS(c->culprits[k].slow_ns), c->culprits[k].slow_calls, CPUS(c->culprits[k].cpus));
+		}
 		fprintf(o->f, "   remedy: %s\n", c->remedy);
 	}
 }
@@ -306,10 +340,14 @@ static void text_interference(const struct out *o)
 	for (i = 0; i < shown(o, r->ninterferers); i++) {
 		const struct ingero_analysis_interferer *f = &r->interferers[i];
 
-		fprintf(o->f, "%-16s %8u %-10s %9s %9s %7" PRIu64 " %6" PRIu64 " %9s  ", f->task.comm, f->task.pid,
-			CPUS(f->cpus), NS(f->ns), NS(f->in_calls_ns), f->preemptions, f->delays, NS(f->longest_ns));
-		for (k = 0; k < f->napis; k++)
-			fprintf(o->f, "%s%s %s", k ? ", " : "", api_name(o, f->apis[k].api), NS(f->apis[k].ns));
+		put_text(o, f->task.comm, 16);
+		fprintf(o->f, " %8u %-10s %9s %9s %7" PRIu64 " %6" PRIu64 " %9s  ", f->task.pid, CPUS(f->cpus),
+			NS(f->ns), NS(f->in_calls_ns), f->preemptions, f->delays, NS(f->longest_ns));
+		for (k = 0; k < f->napis; k++) {
+			fprintf(o->f, "%s", k ? ", " : "");
+			put_text(o, api_name(o, f->apis[k].api), 0);
+			fprintf(o->f, " %s", NS(f->apis[k].ns));
+		}
 		fprintf(o->f, "%s%s\n", f->napis ? "" : "-", f->task.traced ? " (a traced thread)" : "");
 	}
 	if (r->ninterferers > (uint32_t)o->top)
@@ -327,9 +365,11 @@ static void text_threads(const struct out *o)
 	for (i = 0; i < r->nthreads; i++) {
 		const struct ingero_analysis_thread *t = &r->threads[i];
 
-		fprintf(o->f, "%8d %-16s %9s %7" PRIu64 " %7" PRIu64 " %9s %9s %-16s %6" PRIu64 " %8" PRIu64 " %9s\n",
-			t->task.tid, t->task.comm, NS(t->run_ns), t->voluntary, t->involuntary,
-			NS(t->delays ? t->delay_ns / t->delays : 0), NS(t->max_delay_ns),
+		fprintf(o->f, "%8d ", t->task.tid);
+		put_text(o, t->task.comm, 16);
+		fprintf(o->f, " %9s %7" PRIu64 " %7" PRIu64 " %9s %9s %-16s %6" PRIu64 " %8" PRIu64 " %9s\n",
+			NS(t->run_ns), t->voluntary, t->involuntary, NS(t->delays ? t->delay_ns / t->delays : 0),
+			NS(t->max_delay_ns),
 			t->max_delay_ns ? AT(o, t->max_delay_at) : "-", t->migrations, t->calls, NS(t->call_ns));
 	}
 }
@@ -345,9 +385,11 @@ static void text_memory(const struct out *o)
 		return;
 	}
 	fprintf(o->f, "%-28s %8s %8s %11s %11s\n", "API", "allocs", "frees", "allocated", "freed");
-	for (i = 0; i < m->napis; i++)
-		fprintf(o->f, "%-28s %8" PRIu64 " %8" PRIu64 " %11s %11s\n", api_name(o, m->apis[i].api),
-			m->apis[i].allocs, m->apis[i].frees, BYTES(m->apis[i].alloc_bytes), BYTES(m->apis[i].free_bytes));
+	for (i = 0; i < m->napis; i++) {
+		put_text(o, api_name(o, m->apis[i].api), 28);
+		fprintf(o->f, " %8" PRIu64 " %8" PRIu64 " %11s %11s\n", m->apis[i].allocs, m->apis[i].frees,
+			BYTES(m->apis[i].alloc_bytes), BYTES(m->apis[i].free_bytes));
+	}
 	/* no block was ever live: a peak of nothing has no time */
 	if (m->peak_bytes)
 		fprintf(o->f, "peak %s live at %s; %s live at the end\n", BYTES(m->peak_bytes), AT(o, m->peak_at),
@@ -377,10 +419,11 @@ static void text_memory(const struct out *o)
 		}
 	}
 	fprintf(o->f, "never freed: %" PRIu64 " allocation%s\n", m->nunfreed, m->nunfreed == 1 ? "" : "s");
-	for (i = 0; i < shown(o, m->nunfreed); i++)
-		fprintf(o->f, "  0x%-14" PRIx64 " %11s %-24s tid %-8d at %s\n", m->unfreed[i].ptr,
-			BYTES(m->unfreed[i].size), api_name(o, m->unfreed[i].api), m->unfreed[i].tid,
-			AT(o, m->unfreed[i].ts));
+	for (i = 0; i < shown(o, m->nunfreed); i++) {
+		fprintf(o->f, "  0x%-14" PRIx64 " %11s ", m->unfreed[i].ptr, BYTES(m->unfreed[i].size));
+		put_text(o, api_name(o, m->unfreed[i].api), 24);
+		fprintf(o->f, " tid %-8d at %s\n", m->unfreed[i].tid, AT(o, m->unfreed[i].ts));
+	}
 	if (m->nunfreed > (uint64_t)o->top)
 		fprintf(o->f, "  ... and %" PRIu64 " more (--top)\n", m->nunfreed - o->top);
 }
@@ -404,7 +447,9 @@ static void text_histograms(const struct out *o)
 				hi = (int)b;
 				most = a->hist[b] > most ? a->hist[b] : most;
 			}
-		fprintf(o->f, "%s%s%s%s%s\n", BOLD(o), api_name(o, a->api), a->nested ? " (nested)" : "", RESET(o),
+		fprintf(o->f, "%s", BOLD(o));
+		put_text(o, api_name(o, a->api), 0);
+		fprintf(o->f, "%s%s%s\n", a->nested ? " (nested)" : "", RESET(o),
 			a->entry_only ? ": entry only, no durations" : "");
 		for (b = (uint32_t)(lo < 0 ? 0 : lo); lo >= 0 && b <= (uint32_t)hi; b++) {
 			fprintf(o->f, "  %9s .. %-9s %8" PRIu64 " ", NS(b ? 1ULL << b : 0), NS(2ULL << b), a->hist[b]);
@@ -424,9 +469,11 @@ static void text_errors(const struct out *o)
 		return;
 	}
 	fprintf(o->f, "%-28s %8s %8s\n", "API", "code", "calls");
-	for (i = 0; i < r->nerrors; i++)
-		fprintf(o->f, "%-28s %8" PRId64 " %8" PRIu64 "%s\n", api_name(o, r->errors[i].api), r->errors[i].code,
-			r->errors[i].count, r->errors[i].nested ? " (nested)" : "");
+	for (i = 0; i < r->nerrors; i++) {
+		put_text(o, api_name(o, r->errors[i].api), 28);
+		fprintf(o->f, " %8" PRId64 " %8" PRIu64 "%s\n", r->errors[i].code, r->errors[i].count,
+			r->errors[i].nested ? " (nested)" : "");
+	}
 }
 
 static void render_text(const struct out *o)

@@ -179,6 +179,14 @@ static void print_json(const char *path, const struct ingero_header *h, const st
 	free(order);
 }
 
+/* "host:      NAME": a header field, its string escaped. */
+static void header_line(const char *name, const char *value)
+{
+	printf("%s:%*s", name, (int)(10 - strlen(name)), "");
+	ingero_text_fescape(stdout, value, 0);
+	putchar('\n');
+}
+
 static void print_text(const char *path, const struct ingero_header *h, const struct info *in,
 		       const struct ingero_trace_stats *st, int indexed)
 {
@@ -190,10 +198,17 @@ static void print_text(const char *path, const struct ingero_header *h, const st
 
 	if (gmtime_r(&secs, &tm))
 		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
-	printf("file:      %s (%" PRIu64 " bytes, %" PRIu64 " blocks, index %s)\n", path, st->bytes, st->blocks,
+	/* every string of the trace escaped, so that none can drive the terminal or break a line */
+	printf("file:      ");
+	ingero_text_fescape(stdout, path, 0);
+	printf(" (%" PRIu64 " bytes, %" PRIu64 " blocks, index %s)\n", st->bytes, st->blocks,
 	       indexed ? "from the footer" : "rebuilt by scanning: the footer is missing or damaged");
-	printf("host:      %s\nkernel:    %s\ncpus:      %u\nclock:     %s\nboot id:   %s\ncommand:   %s\n",
-	       h->host, h->kernel, h->ncpus, h->clock, h->boot_id, h->command);
+	header_line("host", h->host);
+	header_line("kernel", h->kernel);
+	printf("cpus:      %u\n", h->ncpus);
+	header_line("clock", h->clock);
+	header_line("boot id", h->boot_id);
+	header_line("command", h->command);
 	printf("started:   %s (trace clock %" PRIu64 " ns)\n", when, h->start_ns);
 	printf("span:      %.6f s (%" PRIu64 " .. %" PRIu64 " ns)\n", (in->last - in->first) / 1e9, in->first, in->last);
 	printf("events:    %" PRIu64 " (%.2f bytes per event)\n", in->total,
@@ -205,17 +220,23 @@ static void print_text(const char *path, const struct ingero_header *h, const st
 	for (i = 0; i <= h->napis; i++) {
 		uint32_t a = order[i];
 
-		if (in->calls[a] || in->open[a])
-			printf("  %-32s %-7s %12" PRIu64 "%s\n", a < h->napis ? h->apis[a].name : "(unknown)",
-			       a < h->napis ? h->apis[a].lib : "", in->calls[a],
-			       in->open[a] ? " (and open at the end)" : "");
+		if (!in->calls[a] && !in->open[a])
+			continue;
+		printf("  ");
+		ingero_text_fescape(stdout, a < h->napis ? h->apis[a].name : "(unknown)", 32);
+		printf(" ");
+		ingero_text_fescape(stdout, a < h->napis ? h->apis[a].lib : "", 7);
+		printf(" %12" PRIu64 "%s\n", in->calls[a], in->open[a] ? " (and open at the end)" : "");
 	}
 	printf("\nlibraries:%s\n", in->nlibs ? "" : " none");
 	for (k = 0; k < in->nlibs; k++) {
 		const struct ingero_lib *l = &in->libs[k];
 
-		printf("  %u %s pid %u, %u probes, %u missing, build-id %s\n", l->id, l->path ? l->path : "",
-		       l->pid, l->probes, l->missing, l->build_id && *l->build_id ? l->build_id : "none");
+		printf("  %u ", l->id);
+		ingero_text_fescape(stdout, l->path, 0);
+		printf(" pid %u, %u probes, %u missing, build-id ", l->pid, l->probes, l->missing);
+		ingero_text_fescape(stdout, l->build_id && *l->build_id ? l->build_id : "none", 0);
+		printf("\n");
 	}
 	printf("\nlost events:%s\n", in->nlost ? "" : " none");
 	for (k = 0; k < in->nlost; k++) {

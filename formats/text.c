@@ -1,7 +1,8 @@
 /*
  * Events as text for `ingero dump`: a stable key=value line like perf
- * script's, or a JSON object; and the JSON string quoting of every command.
- * Everything is formatted into the caller's buffer or stream.
+ * script's, or a JSON object; and the string escaping of every command's
+ * text and the JSON string quoting of every command's JSON. Everything is
+ * formatted into the caller's buffer or stream.
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -119,28 +120,66 @@ void ingero_text_fquote(FILE *f, const char *s)
 }
 
 /*
- * s as a word of the plain form: valid UTF-8 as it is, a backslash doubled,
- * and a space, '=', a control byte, DEL or a byte that starts no valid
- * UTF-8 sequence as \\xHH, so that a line is one event, splits at its
- * spaces, and each field at its '=' into key and value.
+ * The columns a terminal gives the printable character of n bytes at p:
+ * two for an East Asian wide or fullwidth one (Markus Kuhn's wcwidth()
+ * ranges, and the emoji blocks), else one. Combining marks count as one.
  */
-static void put_word(struct out *o, const char *s)
+static size_t columns(const unsigned char *p, size_t n)
+{
+	uint32_t c;
+
+	if (n < 3)
+		return 1;
+	c = n == 3 ? (p[0] & 0x0fu) << 12 | (p[1] & 0x3fu) << 6 | (p[2] & 0x3fu) :
+		(p[0] & 0x07u) << 18 | (p[1] & 0x3fu) << 12 | (p[2] & 0x3fu) << 6 | (p[3] & 0x3fu);
+	return (c >= 0x1100 && c <= 0x115f) || c == 0x2329 || c == 0x232a ||
+	       (c >= 0x2e80 && c <= 0xa4cf && c != 0x303f) || (c >= 0xac00 && c <= 0xd7a3) ||
+	       (c >= 0xf900 && c <= 0xfaff) || (c >= 0xfe10 && c <= 0xfe19) || (c >= 0xfe30 && c <= 0xfe6f) ||
+	       (c >= 0xff00 && c <= 0xff60) || (c >= 0xffe0 && c <= 0xffe6) || (c >= 0x1f300 && c <= 0x1f64f) ||
+	       (c >= 0x1f900 && c <= 0x1f9ff) || (c >= 0x20000 && c <= 0x3fffd) ? 2 : 1;
+}
+
+/*
+ * s as text that no string of a trace can use to move the cursor, recolour
+ * a terminal or start a line: valid UTF-8 as it is, a backslash doubled, and
+ * a control byte, DEL or a byte that starts no valid UTF-8 sequence as \\xHH;
+ * for a word of dump's plain form, a space and an '=' too, so that a line
+ * splits at its spaces, and each field at its '=' into key and value.
+ * Returns the columns it takes on a terminal.
+ */
+static size_t escape(struct out *o, const char *s, int word)
 {
 	const unsigned char *p = (const unsigned char *)(s ? s : "");
+	size_t cols = 0;
 
 	while (*p) {
 		size_t n = printable_len(p);
 
 		if (*p == '\\') {
 			put_bytes(o, "\\\\", 2);
-		} else if (!n || *p == ' ' || *p == '=') {
+			cols += 2;
+		} else if (!n || (word && (*p == ' ' || *p == '='))) {
 			put(o, "\\x%02x", *p);
+			cols += 4;
 			n = 1;
 		} else {
 			put_bytes(o, p, n);
+			cols += columns(p, n);
 		}
 		p += n;
 	}
+	return cols;
+}
+
+size_t ingero_text_fescape(FILE *f, const char *s, size_t width)
+{
+	struct out o = { NULL, 0, 0, f };
+	size_t cols = escape(&o, s, 0);
+
+	if (cols >= width)
+		return cols;
+	fprintf(f, "%*s", (int)(width - cols), "");
+	return width;
 }
 
 static void put_str(struct out *o, const char *key, const char *s, int json)
@@ -150,7 +189,7 @@ static void put_str(struct out *o, const char *key, const char *s, int json)
 		quote(o, s);
 	} else {
 		put(o, " %s=", key);
-		put_word(o, s);
+		escape(o, s, 1);
 	}
 }
 
@@ -222,7 +261,7 @@ static void put_call(struct out *o, const struct ingero_call *c, uint64_t ts, co
 			put(o, api && arg_is_number(api->args[i].kind) ? "%" PRIu64 : "\"0x%" PRIx64 "\"", c->args[i]);
 		} else {
 			put_bytes(o, " ", 1);
-			put_word(o, n);
+			escape(o, n, 1);
 			put(o, api && arg_is_number(api->args[i].kind) ? "=%" PRIu64 : "=0x%" PRIx64, c->args[i]);
 		}
 	}

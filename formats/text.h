@@ -1,4 +1,4 @@
-/* Events as text: the one-line forms of `ingero dump` (plain and JSON) and JSON string quoting. */
+/* Events as text: the one-line forms of `ingero dump` (plain and JSON), string escaping and JSON string quoting. */
 #ifndef INGERO_TEXT_H
 #define INGERO_TEXT_H
 
@@ -13,6 +13,17 @@
  */
 size_t ingero_text_event(char *out, size_t size, const struct ingero_event *ev,
 			 const struct ingero_header *h, int json);
+/*
+ * Writes s (NULL: "") to f as every plain-text output prints a string of
+ * the trace, so that none can drive the terminal or break a line: valid
+ * UTF-8 as it is, a backslash doubled, a control byte, DEL or a byte that
+ * is not part of a valid UTF-8 sequence as \xHH (dump's words escape a space
+ * and '=' too). Pads it on the right with spaces to width columns of a
+ * terminal (0: no padding), where "%-*s" would count bytes: a character
+ * takes one, an East Asian wide one two. Returns the columns written, the
+ * padding included.
+ */
+size_t ingero_text_fescape(FILE *f, const char *s, size_t width);
 /*
  * Writes s (NULL: "") to f as a quoted JSON string, always valid UTF-8: a
  * byte that is not part of a valid UTF-8 sequence becomes \ufffd, a control

@@ -84,6 +84,32 @@ test_expect_success MKTRACE 'info --json is valid UTF-8: control bytes escaped, 
 	grep -F "\"api_table\":[\"cudaMalloc\",\"cudaa\\\"b\\\\c d\u000a\u0009e\u0001\u007f\ufffd=café\"]" odd.json
 '
 
+test_expect_success MKTRACE 'the text form escapes the strings of the trace as dump does: one line each, no ESC' '
+	ingero info odd.ing.zst >odd.txt &&
+	test_printable odd.txt &&
+	cat >expect <<-\EOF &&
+	host:      höst a"b\\c d\x0a\x09e\x01\x7f\xff=café
+	kernel:    6.1.0-test\x1b[2J
+	clock:     mono\x1b]0;pwned\x07
+	boot id:   \x0d8c6a1d5e-0b7f-4c2e-9a51-3f0d2b7e6c14
+	command:   python3 a"b\\c d\x0a\x09e\x01\x7f\xff=café
+	  cudaMalloc                       cudart             1
+	  cudaa"b\\c d\x0a\x09e\x01\x7f\xff=café cudart\x1b[8m            1
+	  1 /opt/a"b\\c d\x0a\x09e\x01\x7f\xff=café/libcudart.so pid 100, 2 probes, 0 missing, build-id 0badc0de\x1b[8m
+	EOF
+	grep -Fx -f expect odd.txt >actual &&
+	test_cmp expect actual
+'
+
+test_expect_success MKTRACE 'the name of the file is escaped too' '
+	cp odd.ing.zst "$(printf "odd\033[2J\nx.ing.zst")" &&
+	ingero info "$(printf "odd\033[2J\nx.ing.zst")" >name.txt &&
+	test_printable name.txt &&
+	sed -n "1s/ (.*//p" name.txt >actual &&
+	printf "%s\n" "file:      odd\\x1b[2J\\x0ax.ing.zst" >expect &&
+	test_cmp expect actual
+'
+
 test_expect_success MKTRACE 'a cut trace exits 1 and names the block and offset' '
 	size=$(stat -c %s known.ing.zst) &&
 	head -c $((size / 2)) known.ing.zst >cut.ing.zst &&

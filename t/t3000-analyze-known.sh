@@ -204,6 +204,40 @@ test_expect_success 'the JSON is valid UTF-8: control bytes and DEL escaped, a b
 	grep -F "\"path\":\"/opt/a\\\"b\\\\c d\u000a\u0009e\u0001\u007f\ufffd=café/libcudart.so\"" oddstr.json
 '
 
+test_expect_success 'the text report escapes the strings of the trace as dump does: one line each, no ESC' '
+	"$GEN" --hostile hostile.ing.zst &&
+	ingero analyze hostile.ing.zst >hostile.txt &&
+	test_printable hostile.txt &&
+	test_line_count = $(wc -l <out.txt) hostile.txt &&
+	cat >expect <<-\EOF &&
+	command    python3 train.py --name \x1b[2J\x0afake line
+	host       gpu\x1b]0;pwned\x07box, kernel 6.18.0-test\x0dpwned, clock mono, 2 CPUs
+	library    /opt/\x1b[31mcuda\x0a/libcudart.so.13 (build-id 0123\x1b[8m4567) 5 probes
+	           cudaSync\x1b[5m\xff tid 1001 since +0.058351 s, 40.0 us so far
+	cudaSync\x1b[5m\xff slept 86% of its time, woken mostly by ünïcode (pid 1000, tid 1002, traced): 900 us of it
+	1. [high] cudaFree p99 = 1.60 ms (4.0x p50 400 us): 5 of the 5 calls >= 426 us were preempted on CPU 0 by evil\x1b[2J (pid 612), 1.20 ms each
+	   culprit evil\x1b[2J (pid 612, tid 612): took 6.00 ms from these calls, 6.00 ms in 5 slow ones, CPUs 0
+	2. [info] cudaSync\x1b[5m\xff p99 = 150 us (1.5x p50 100 us): the 1 call >= 106 us waited for the GPU, blocked 90% of their time, woken by ünïcode (pid 1000); waiting, not interference
+	cudaSync\x1b[5m\xff
+	EOF
+	grep -Fx -f expect hostile.txt >actual &&
+	test_cmp expect actual
+'
+
+test_expect_success 'the columns of the tables count the characters printed, not the bytes' '
+	cat >expect <<-\EOF &&
+	API                             calls   err     total  share       avg       p50       p90       p99       max p99/p50  oncpu preemp  block   wait
+	cudaSync\x1b[5m\xff                10     0   1.05 ms   2.2%    105 us    100 us    100 us    150 us    150 us    1.5x  11.4%   0.0%  85.7%   2.9%
+	comm                  pid CPUs           taken  in calls preempt delays   longest  APIs hit
+	evil\x1b[2J           612 0            6.00 ms   6.00 ms       5      0   1.20 ms  cudaFree 6.00 ms
+	     tid comm                   run     vol   invol avg delay max delay at                 migr    calls  in calls
+	    1001 tr\x0aainer        51.5 ms      10       5    402 us   1.20 ms +0.003601 s           0      137   47.2 ms
+	    1002 ünïcode             110 us      11       0      0 ns      0 ns -                     0        0      0 ns
+	EOF
+	grep -Fx -f expect hostile.txt >actual &&
+	test_cmp expect actual
+'
+
 test_expect_success 'usage errors exit 129, a missing or damaged file 1' '
 	test_expect_code 129 ingero analyze &&
 	test_expect_code 129 ingero analyze --bogus known.ing.zst &&

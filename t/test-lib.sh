@@ -160,6 +160,21 @@ test_within() {
 		{ echo "test_within: $1 is not within $3% of $2" >&2; return 1; }
 }
 
+# test_printable FILE: FILE is valid UTF-8 with no control character but the newline:
+# no ESC, carriage return, tab, DEL or C1 control that a terminal would obey.
+test_printable() {
+	python3 -c '
+import sys
+try:
+    text = open(sys.argv[1], "rb").read().decode("utf-8")
+except UnicodeDecodeError as e:
+    sys.exit("test_printable: %s is not UTF-8: %s" % (sys.argv[1], e))
+for i, c in enumerate(text):
+    if (c < " " and c != "\n") or "\x7f" <= c <= "\x9f":
+        sys.exit("test_printable: %s holds %r at character %d" % (sys.argv[1], c, i))
+' "$1"
+}
+
 # The keepers of SIGKILLed ingeros: each ingero-cleanup whose ingero is gone
 # is still removing its session from the kernel (grace periods, tens of ms a
 # uprobe event). Prints their parents' pids.

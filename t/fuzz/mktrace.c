@@ -2,8 +2,9 @@
  * Writes a known trace for the tests and the fuzzer's seeds: exact counts
  * per stream and per API, two libraries, two losses, over three seconds.
  * With --odd, a small trace of what a reader must print with care instead:
- * strings that are not valid UTF-8 or hold control bytes, an event before
- * the start, a call that returns before its entry, an API beyond the table.
+ * strings that are not valid UTF-8 or hold control bytes and ESC sequences,
+ * an event before the start, a call that returns before its entry, an API
+ * beyond the table.
  *
  * With --text DESC, the trace a description gives, event by event (see
  * write_text()).
@@ -52,13 +53,17 @@ static void add(struct ingero_writer *w, const struct ingero_event *e)
 
 /* A quote, a backslash, a space, a newline, a tab, ^A, DEL, a stray 0xff, an '=' and valid UTF-8. */
 #define ODD "a\"b\\c d\n\te\x01\x7f\xff=caf\xc3\xa9"
+/* ESC sequences a terminal obeys: clear the screen, set the window's title, hide what follows */
+#define CLEAR "\x1b[2J"
+#define TITLE "\x1b]0;pwned\x07"
+#define HIDE "\x1b[8m"
 /* A comm the kernel cut at 15 bytes, in the middle of a character: "trainer-" and three CJK, the last cut */
 #define CUT_COMM "trainer-\xe6\x97\xa5\xe6\x9c\xac\xe8"
 
 static const struct ingero_api odd_apis[] = {
 	{ "cudaMalloc", "cudart", "alloc", "cudaError_t", INGERO_ROLE_ALLOC, 2,
 	  { { "void **", "devPtr", INGERO_ARG_OUT_DEVPTR }, { "size_t", "size", INGERO_ARG_SIZE } } },
-	{ "cuda" ODD, "cudart", "odd", "cudaError_t", 0, 1, { { "int", "n " ODD, INGERO_ARG_INT } } },
+	{ "cuda" ODD, "cudart" HIDE, "odd", "cudaError_t", 0, 1, { { "int", "n " ODD, INGERO_ARG_INT } } },
 };
 
 static void write_odd(struct ingero_writer *w)
@@ -73,7 +78,7 @@ static void write_odd(struct ingero_writer *w)
 	memset(&e, 0, sizeof(e));
 	e.stream = INGERO_STREAM_LIB;
 	e.ts = START + 600;
-	e.lib = (struct ingero_lib){ 1, 100, 2, 0, "/opt/" ODD "/libcudart.so", "" };
+	e.lib = (struct ingero_lib){ 1, 100, 2, 0, "/opt/" ODD "/libcudart.so", "0badc0de" HIDE };
 	add(w, &e);
 
 	memset(&e, 0, sizeof(e));
@@ -392,6 +397,9 @@ int main(int argc, char **argv)
 	}
 	if (odd) {
 		h.host = "h\xc3\xb6st " ODD;
+		h.kernel = "6.1.0-test" CLEAR;
+		h.clock = "mono" TITLE;
+		h.boot_id = "\r8c6a1d5e-0b7f-4c2e-9a51-3f0d2b7e6c14";
 		h.command = "python3 " ODD;
 		h.napis = sizeof(odd_apis) / sizeof(odd_apis[0]);
 		h.apis = odd_apis;

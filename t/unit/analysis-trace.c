@@ -2,7 +2,8 @@
  * A known trace, written with the trace writer: run bare, it reads it back
  * through the reader and checks the engine's answers (TAP); with a path it
  * only writes it, for t3000's golden output; with --odd PATH it writes it made
- * odd (see odd_trace()); with --large N PATH it writes a trace of about N
+ * odd (see odd_trace()); with --hostile PATH it writes it with the strings of
+ * hostile_strings; with --large N PATH it writes a trace of about N
  * million events, and --bench PATH measures the engine on it.
  */
 #include <fcntl.h>
@@ -20,6 +21,34 @@
 #define JOURNALD 612
 #define HOG 700
 #define START 1000000000ULL
+
+/* The strings of the trace: what the machine and the programs named themselves. */
+struct strings {
+	const char *host, *kernel, *command, *lib, *build_id;
+	const char *trainer, *gpu, *journald;	/* comms */
+	const char *sync;			/* the name of the SYNC API */
+};
+
+static const struct strings plain_strings = {
+	"testhost", "6.18.0-test", "python3 train.py --steps 100", "/usr/lib/libcudart.so.13", "0123456789abcdef",
+	"trainer", "gpu", "journald", "cudaStreamSynchronize",
+};
+
+/*
+ * Strings a text report must not print as they are: a program can put any
+ * byte but NUL in its comm (prctl(PR_SET_NAME)), its command line and the
+ * paths it loads, and a machine in its names. ESC sequences that clear the
+ * screen, set the window's title, colour, blink or hide what follows; a
+ * newline and a carriage return that start a line of their own; a byte of
+ * no UTF-8 character; and valid UTF-8, which must print unchanged.
+ */
+static const struct strings hostile_strings = {
+	"gpu\x1b]0;pwned\x07" "box", "6.18.0-test\rpwned", "python3 train.py --name \x1b[2J\nfake line",
+	"/opt/\x1b[31mcuda\n/libcudart.so.13", "0123\x1b[8m4567",
+	"tr\nainer", "\xc3\xbcn\xc3\xaf" "code", "evil\x1b[2J", "cudaSync\x1b[5m\xff",
+};
+
+static const struct strings *str = &plain_strings;
 
 static struct ingero_event *evs;
 static size_t nevs, cap;
@@ -43,9 +72,9 @@ static const char *comm_of(int32_t tid)
 {
 	switch (tid) {
 	case 0: return "swapper";
-	case APP: return "trainer";
-	case GPU: return "gpu";
-	case JOURNALD: return "journald";
+	case APP: return str->trainer;
+	case GPU: return str->gpu;
+	case JOURNALD: return str->journald;
 	case HOG: return "hog";
 	}
 	return "worker";
@@ -92,11 +121,11 @@ static void known_trace(void)
 	int i;
 
 	e = push(INGERO_STREAM_LIB, START);
-	e->lib = (struct ingero_lib){ .id = 1, .pid = APP - 1, .probes = 5, .path = "/usr/lib/libcudart.so.13",
-				      .build_id = "0123456789abcdef" };
+	e->lib = (struct ingero_lib){ .id = 1, .pid = APP - 1, .probes = 5, .path = str->lib,
+				      .build_id = str->build_id };
 	e = push(INGERO_STREAM_TASK, START);
 	e->task = (struct ingero_task){ .kind = INGERO_TASK_FORK, .pid = APP - 1, .tid = APP,
-					.child_pid = APP - 1, .child_tid = GPU, .comm = "trainer" };
+					.child_pid = APP - 1, .child_tid = GPU, .comm = comm_of(APP) };
 	sw(START + 10, 0, 0, 0, APP);
 	sw(START + 10, 1, 0, 0, GPU);
 	sw(START + 20, 1, GPU, INGERO_STATE_SLEEPING, 0);
@@ -161,7 +190,7 @@ static void odd_trace(struct ingero_api *table)
 		else if (evs[i].call.api == FREE && evs[i].call.args[0] == 0x100000)
 			evs[i].call.ret = UINT32_MAX;
 	e = push(INGERO_STREAM_TASK, START - 500);
-	e->task = (struct ingero_task){ .kind = INGERO_TASK_COMM, .pid = APP - 1, .tid = APP, .comm = "trainer" };
+	e->task = (struct ingero_task){ .kind = INGERO_TASK_COMM, .pid = APP - 1, .tid = APP, .comm = comm_of(APP) };
 	call(NAPIS, APP, START + 500, START + 600, 0, 0, 0, 0, 0);
 }
 
@@ -251,9 +280,9 @@ static int by_key(const void *x, const void *y)
 static int write_trace(const char *path, const struct ingero_api *table)
 {
 	struct ingero_header h = {
-		.start_ns = START, .realtime_ns = 1700000000000000000ULL, .ncpus = 2, .host = "testhost",
-		.kernel = "6.18.0-test", .clock = "mono", .boot_id = "00000000-0000-0000-0000-000000000000",
-		.command = "python3 train.py --steps 100", .napis = NAPIS, .apis = table,
+		.start_ns = START, .realtime_ns = 1700000000000000000ULL, .ncpus = 2, .host = str->host,
+		.kernel = str->kernel, .clock = "mono", .boot_id = "00000000-0000-0000-0000-000000000000",
+		.command = str->command, .napis = NAPIS, .apis = table,
 	};
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	struct ingero_writer *w;
@@ -317,7 +346,7 @@ static void check(const char *path)
 int main(int argc, char **argv)
 {
 	char path[] = "/tmp/ingero-analysis-trace.XXXXXX";
-	struct ingero_api odd[NAPIS];
+	struct ingero_api table[NAPIS];
 	int fd;
 
 	if (argc == 3 && !strcmp(argv[1], "--bench"))
@@ -326,10 +355,17 @@ int main(int argc, char **argv)
 		large_trace(strtoull(argv[2], NULL, 0) * 1000000);
 		return write_trace(argv[3], apis) ? 1 : 0;
 	}
+	if (argc == 3 && !strcmp(argv[1], "--hostile")) {
+		str = &hostile_strings;
+		known_trace();
+		memcpy(table, apis, sizeof(apis));
+		table[SYNC].name = str->sync;
+		return write_trace(argv[2], table) ? 1 : 0;
+	}
 	known_trace();
 	if (argc == 3 && !strcmp(argv[1], "--odd")) {
-		odd_trace(odd);
-		return write_trace(argv[2], odd) ? 1 : 0;
+		odd_trace(table);
+		return write_trace(argv[2], table) ? 1 : 0;
 	}
 	if (argc == 2)
 		return write_trace(argv[1], apis) ? 1 : 0;
