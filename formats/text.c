@@ -54,8 +54,9 @@ static void put_bytes(struct out *o, const void *s, size_t n)
 /*
  * The length of the character at p when it is printable: 1 for ASCII from
  * space to '~', 2 to 4 for a well-formed UTF-8 sequence (no overlong form,
- * no surrogate, at most U+10FFFF); 0 for a control byte or a byte that
- * starts no such sequence.
+ * no surrogate, at most U+10FFFF); 0 for a control byte, a C1 control
+ * (U+0080 to U+009F, which some terminals obey as they do ESC sequences) or
+ * a byte that starts no such sequence.
  */
 static size_t printable_len(const unsigned char *p)
 {
@@ -72,7 +73,7 @@ static size_t printable_len(const unsigned char *p)
 		n = 4;
 	else
 		return 0;
-	if (*p == 0xe0)
+	if (*p == 0xc2 || *p == 0xe0)	/* not a C1 control; no overlong form */
 		lo = 0xa0;
 	else if (*p == 0xed)
 		hi = 0x9f;
@@ -88,8 +89,8 @@ static size_t printable_len(const unsigned char *p)
 
 /*
  * s as a JSON string: valid UTF-8 as it is, '"' and '\\' escaped, control
- * bytes (and DEL) as \\u00XX, and each byte that is not valid UTF-8 as
- * \\ufffd, the replacement character.
+ * characters (C0, DEL and C1) as \\u00XX, and each byte that is not valid
+ * UTF-8 as \\ufffd, the replacement character.
  */
 static void quote(struct out *o, const char *s)
 {
@@ -99,14 +100,18 @@ static void quote(struct out *o, const char *s)
 	while (*p) {
 		size_t n = printable_len(p);
 
-		if (*p == '"' || *p == '\\')
+		if (*p == '"' || *p == '\\') {
 			put(o, "\\%c", *p);
-		else if (n)
+		} else if (n) {
 			put_bytes(o, p, n);
-		else if (*p < 0x80)
+		} else if (*p < 0x80) {
 			put(o, "\\u%04x", *p);
-		else
+		} else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
+			put(o, "\\u%04x", p[1]);
+			n = 2;
+		} else {
 			put_bytes(o, "\\ufffd", 6);
+		}
 		p += n ? n : 1;
 	}
 	put_bytes(o, "\"", 1);

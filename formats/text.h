@@ -16,18 +16,18 @@ size_t ingero_text_event(char *out, size_t size, const struct ingero_event *ev,
 /*
  * Writes s (NULL: "") to f as every plain-text output prints a string of
  * the trace, so that none can drive the terminal or break a line: valid
- * UTF-8 as it is, a backslash doubled, a control byte, DEL or a byte that
- * is not part of a valid UTF-8 sequence as \xHH (dump's words escape a space
- * and '=' too). Pads it on the right with spaces to width columns of a
- * terminal (0: no padding), where "%-*s" would count bytes: a character
- * takes one, an East Asian wide one two. Returns the columns written, the
- * padding included.
+ * UTF-8 as it is, a backslash doubled, a control byte, DEL, each byte of a
+ * C1 control (U+0080 to U+009F) or a byte that is not part of a valid UTF-8
+ * sequence as \xHH (dump's words escape a space and '=' too). Pads it on
+ * the right with spaces to width columns of a terminal (0: no padding),
+ * where "%-*s" would count bytes: a character takes one, an East Asian wide
+ * one two. Returns the columns written, the padding included.
  */
 size_t ingero_text_fescape(FILE *f, const char *s, size_t width);
 /*
  * Writes s (NULL: "") to f as a quoted JSON string, always valid UTF-8: a
  * byte that is not part of a valid UTF-8 sequence becomes \ufffd, a control
- * byte or DEL \u00XX.
+ * byte, DEL or C1 control \u00XX.
  */
 void ingero_text_fquote(FILE *f, const char *s);
 /* The thread state as ps shows it: "S", "D", "R+" (preempted), "R" (a yield). */

@@ -95,7 +95,7 @@ test_expect_success MKTRACE 'the text form escapes the strings of the trace as d
 	command:   python3 a"b\\c d\x0a\x09e\x01\x7f\xff=café
 	  cudaMalloc                       cudart             1
 	  cudaa"b\\c d\x0a\x09e\x01\x7f\xff=café cudart\x1b[8m            1
-	  1 /opt/a"b\\c d\x0a\x09e\x01\x7f\xff=café/libcudart.so pid 100, 2 probes, 0 missing, build-id 0badc0de\x1b[8m
+	  1 /opt/a"b\\c d\x0a\x09e\x01\x7f\xff=café/libcudart.so pid 100, 2 probes, 0 missing, build-id 0badc0de\x1b[8m\xc2\x9b2J
 	EOF
 	grep -Fx -f expect odd.txt >actual &&
 	test_cmp expect actual

@@ -105,7 +105,7 @@ test_expect_success MKTRACE 'odd bytes are escaped: one line per event, each fie
 	ingero dump odd.ing.zst >odd.txt &&
 	cat >expect <<-\EOF &&
 	    -0.000000500 [---]     100 task   kind=comm pid=100 comm=trainer-日本\xe8
-	     0.000000600 [---]       - lib    id=1 path=/opt/a"b\\c\x20d\x0a\x09e\x01\x7f\xff\x3dcafé/libcudart.so build_id=0badc0de\x1b[8m pid=100 probes=2 missing=0
+	     0.000000600 [---]       - lib    id=1 path=/opt/a"b\\c\x20d\x0a\x09e\x01\x7f\xff\x3dcafé/libcudart.so build_id=0badc0de\x1b[8m\xc2\x9b2J pid=100 probes=2 missing=0
 	     0.000012000 [001]     100 call   api=cudaa"b\\c\x20d\x0a\x09e\x01\x7f\xff\x3dcafé n\x20a"b\\c\x20d\x0a\x09e\x01\x7f\xff\x3dcafé=7 ret=0 dur_ns=2000 id=1 parent=0 pid=100
 	     0.000019000 [001]     100 call   api=cudaMalloc devPtr=0x7000 size=4096 ret=0 dur_ns=-1000 id=2 parent=0 pid=100
 	     0.000033000 [001]     100 call   api=api#9 arg0=0x7000 arg1=0x1000 arg2=0x0 arg3=0x0 arg4=0x0 arg5=0x0 ret=0 dur_ns=3000 id=3 parent=0 pid=100
@@ -139,7 +139,7 @@ test_expect_success MKTRACE '--json is valid UTF-8: control bytes escaped, a byt
 	python3 -c "import json, sys; [json.loads(l) for l in open(sys.argv[1], encoding=\"utf-8\")]" odd.json &&
 	cat >expect <<-\EOF &&
 	{"time":"-0.000000500","ts_ns":999999500,"stream":"task","cpu":null,"tid":100,"kind":"comm","pid":100,"comm":"trainer-日本\ufffd"}
-	{"time":"0.000000600","ts_ns":1000000600,"stream":"lib","cpu":null,"tid":null,"id":1,"path":"/opt/a\"b\\c d\u000a\u0009e\u0001\u007f\ufffd=café/libcudart.so","build_id":"0badc0de\u001b[8m","pid":100,"probes":2,"missing":0}
+	{"time":"0.000000600","ts_ns":1000000600,"stream":"lib","cpu":null,"tid":null,"id":1,"path":"/opt/a\"b\\c d\u000a\u0009e\u0001\u007f\ufffd=café/libcudart.so","build_id":"0badc0de\u001b[8m\u009b2J","pid":100,"probes":2,"missing":0}
 	{"time":"0.000012000","ts_ns":1000010000,"stream":"call","cpu":1,"tid":100,"api":"cudaa\"b\\c d\u000a\u0009e\u0001\u007f\ufffd=café","args":{"n a\"b\\c d\u000a\u0009e\u0001\u007f\ufffd=café":7},"ret":0,"dur_ns":2000,"id":1,"parent":0,"pid":100}
 	{"time":"0.000019000","ts_ns":1000020000,"stream":"call","cpu":1,"tid":100,"api":"cudaMalloc","args":{"devPtr":"0x7000","size":4096},"ret":0,"dur_ns":-1000,"id":2,"parent":0,"pid":100}
 	{"time":"0.000033000","ts_ns":1000030000,"stream":"call","cpu":1,"tid":100,"api":"api#9","args":{"arg0":"0x7000","arg1":"0x1000","arg2":"0x0","arg3":"0x0","arg4":"0x0","arg5":"0x0"},"ret":0,"dur_ns":3000,"id":3,"parent":0,"pid":100}

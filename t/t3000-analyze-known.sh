@@ -238,6 +238,13 @@ test_expect_success 'the columns of the tables count the characters printed, not
 	test_cmp expect actual
 '
 
+test_expect_success 'a C1 control is escaped in the text report as dump escapes it, and quoted in the JSON' '
+	ingero analyze oddstr.ing.zst >oddstr.txt &&
+	test_printable oddstr.txt &&
+	grep -F "(build-id 0badc0de\\x1b[8m\\xc2\\x9b2J) 2 probes" oddstr.txt &&
+	grep -F "\"build_id\":\"0badc0de\\u001b[8m\\u009b2J\"" oddstr.json
+'
+
 test_expect_success 'usage errors exit 129, a missing or damaged file 1' '
 	test_expect_code 129 ingero analyze &&
 	test_expect_code 129 ingero analyze --bogus known.ing.zst &&

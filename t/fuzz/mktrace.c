@@ -57,6 +57,8 @@ static void add(struct ingero_writer *w, const struct ingero_event *e)
 #define CLEAR "\x1b[2J"
 #define TITLE "\x1b]0;pwned\x07"
 #define HIDE "\x1b[8m"
+/* U+009B, the C1 control CSI, valid UTF-8 that some terminals obey as ESC [: clear the screen */
+#define C1_CLEAR "\xc2\x9b" "2J"
 /* A comm the kernel cut at 15 bytes, in the middle of a character: "trainer-" and three CJK, the last cut */
 #define CUT_COMM "trainer-\xe6\x97\xa5\xe6\x9c\xac\xe8"
 
@@ -78,7 +80,7 @@ static void write_odd(struct ingero_writer *w)
 	memset(&e, 0, sizeof(e));
 	e.stream = INGERO_STREAM_LIB;
 	e.ts = START + 600;
-	e.lib = (struct ingero_lib){ 1, 100, 2, 0, "/opt/" ODD "/libcudart.so", "0badc0de" HIDE };
+	e.lib = (struct ingero_lib){ 1, 100, 2, 0, "/opt/" ODD "/libcudart.so", "0badc0de" HIDE C1_CLEAR };
 	add(w, &e);
 
 	memset(&e, 0, sizeof(e));
