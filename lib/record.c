@@ -1403,7 +1403,7 @@ static int read_and_merge(struct ingero_recorder *r, uint64_t watermark)
 int ingero_recorder_poll(struct ingero_recorder *r, int final)
 {
 	uint64_t now = ingero_now_ns();
-	uint64_t watermark = final ? UINT64_MAX : now - WATERMARK_SLACK_NS;
+	uint64_t watermark = final ? UINT64_MAX : now - WATERMARK_SLACK_NS, floor;
 
 	pthread_mutex_lock(&r->lock);
 	/* round after round while the pools fill up: behind after a stall, the reading catches up at once */
@@ -1411,10 +1411,12 @@ int ingero_recorder_poll(struct ingero_recorder *r, int final)
 		;
 	if (r->to_follow)
 		follow_callers(r);
-	emit_follows(r, watermark);
 	if (final || now - r->last_dropped_check >= DROPPED_CHECK_NS)
 		check_dropped(r, final ? r->last_ts : now);
-	emit_lost(r, final ? UINT64_MAX : lost_floor(r));
+	floor = final ? UINT64_MAX : lost_floor(r);
+	emit_lost(r, floor);
+	/* no task event can come before the floor any more either */
+	emit_follows(r, floor);
 	pthread_mutex_unlock(&r->lock);
 	return 0;
 }
