@@ -117,6 +117,15 @@ static void op_of(const struct ingero_analysis *a, const struct ingero_call *c, 
 	};
 }
 
+/* op stands for the nest that inner belongs to: the pointer and size it lacks are inner's, if inner succeeded. */
+static void absorb(struct memop *op, const struct memop *inner)
+{
+	if (!op->ptr && inner->ok)
+		op->ptr = inner->ptr;
+	if (!op->size)
+		op->size = inner->size;
+}
+
 void mem_call(struct ingero_analysis *a, struct thread *t, const struct ingero_call *c, int in_window)
 {
 	uint32_t role = a->opts.apis[c->api].role;
@@ -126,10 +135,7 @@ void mem_call(struct ingero_analysis *a, struct thread *t, const struct ingero_c
 	if (p->valid && p->parent == c->id) {
 		if (is_mem && role == p->role) {
 			op_of(a, c, in_window, &op);
-			if (!op.ptr)
-				op.ptr = p->ptr;
-			if (!op.size)
-				op.size = p->size;
+			absorb(&op, p);
 			p->valid = 0;
 			goto place;
 		}
@@ -139,6 +145,13 @@ void mem_call(struct ingero_analysis *a, struct thread *t, const struct ingero_c
 	if (!is_mem)
 		return;
 	op_of(a, c, in_window, &op);
+	/* A call of the same kind inside the same one (a retry after a failure): one nest, counted once. */
+	if (p->valid && op.parent && p->parent == op.parent && p->role == op.role) {
+		if (!op.ok && p->ok)
+			return;
+		absorb(&op, p);
+		p->valid = 0;
+	}
 place:
 	if (!op.parent) {
 		apply(a, &op);

@@ -146,4 +146,20 @@ test_expect_success MKTRACE 'a wakeup of the same ns as the switch-in still name
 	grep "^cudaStreamSynchronize slept 40% of its time, woken mostly by gpu (pid 1002, tid 1002): 2.00 us of it$" same-ns.txt
 '
 
+test_expect_success MKTRACE 'an allocation retried inside one cudaMalloc counts once' '
+	trace retry <<-\EOF &&
+	name tid=1001 comm=trainer
+	comm t=0 pid=1000 tid=1001 comm=trainer
+	switch t=1 cpu=0 prev=0 next=1001
+	call t=100 end=1000 tid=1001 id=1 api=cudaMalloc out=0x1000 a1=4096
+	call t=200 end=300 tid=1001 id=2 parent=1 api=cuMemAlloc_v2 ret=2 a1=4096
+	call t=400 end=900 tid=1001 id=3 parent=1 api=cuMemAlloc_v2 out=0x1000 a1=4096
+	call t=2000 end=2100 tid=1001 id=4 api=cudaFree a0=0x1000
+	EOF
+	ingero analyze --json retry.ing.zst >retry.json &&
+	test_json retry.json ".memory | \"\(.alloc_calls) \(.alloc_bytes) \(.free_bytes) \(.live_bytes_end) \(.peak_bytes)\"" \
+		"1 4096 4096 0 4096" &&
+	test_json retry.json "[.memory.apis[] | \"\(.name):\(.allocs):\(.frees)\"] | join(\",\")" cudaMalloc:1:0,cudaFree:0:1
+'
+
 test_done
