@@ -165,7 +165,7 @@ struct ingero_analysis {
 	struct amap live;	/* ptr -> struct live_alloc */
 	struct ingero_analysis_memory mem;
 	struct ingero_analysis_mem_api *mem_apis;	/* napis */
-	uint64_t live_bytes;
+	uint64_t live_bytes;	/* of the live blocks that calls the window keeps allocated */
 	uint64_t timeline_width, timeline[TIMELINE], timeline_value;
 	uint32_t timeline_last;
 	int started, finished;

@@ -47,7 +47,7 @@ static void apply(struct ingero_analysis *a, const struct memop *op)
 	struct ingero_analysis_memory *m = &a->mem;
 	struct ingero_analysis_mem_api *ma = &a->mem_apis[op->api];
 	struct live_alloc *l;
-	int fresh;
+	int fresh, was_kept;
 
 	if (op->role == INGERO_ROLE_ALLOC) {
 		if (op->in_window) {
@@ -68,12 +68,16 @@ static void apply(struct ingero_analysis *a, const struct memop *op)
 		if (!l)
 			return;
 		/* The same pointer again without a free seen: the old block is gone. */
-		if (!fresh)
+		was_kept = !fresh && l->in_window;
+		if (was_kept)
 			a->live_bytes -= l->size;
 		*l = (struct live_alloc){ .size = op->size, .ts = op->ts, .api = op->api, .tid = op->tid,
 					  .in_window = op->in_window };
-		a->live_bytes += op->size;
-		if (op->in_window && a->live_bytes > m->peak_bytes) {
+		if (!op->in_window && !was_kept)
+			return;
+		if (op->in_window)
+			a->live_bytes += op->size;
+		if (a->live_bytes > m->peak_bytes) {
 			m->peak_bytes = a->live_bytes;
 			m->peak_at = op->ts;
 		}
@@ -97,11 +101,14 @@ static void apply(struct ingero_analysis *a, const struct memop *op)
 			m->free_bytes += l->size;
 			ma->free_bytes += l->size;
 		}
-		a->live_bytes -= l->size;
+		was_kept = l->in_window;
+		if (was_kept)
+			a->live_bytes -= l->size;
 		amap_del(&a->live, op->ptr);
+		if (!was_kept)
+			return;
 	}
-	if (op->in_window)
-		timeline_add(a, op->ts, a->live_bytes);
+	timeline_add(a, op->ts, a->live_bytes);
 }
 
 static void op_of(const struct ingero_analysis *a, const struct ingero_call *c, int in_window, struct memop *op)

@@ -162,4 +162,21 @@ test_expect_success MKTRACE 'an allocation retried inside one cudaMalloc counts 
 	test_json retry.json "[.memory.apis[] | \"\(.name):\(.allocs):\(.frees)\"] | join(\",\")" cudaMalloc:1:0,cudaFree:0:1
 '
 
+test_expect_success MKTRACE 'under --from and --to, the live bytes are those of the blocks the calls kept allocated' '
+	trace window-live <<-\EOF &&
+	name tid=1001 comm=trainer
+	comm t=0 pid=1000 tid=1001 comm=trainer
+	switch t=1 cpu=0 prev=0 next=1001
+	call t=100 end=200 tid=1001 api=cudaMalloc out=0x1000 a1=4096
+	call t=1000 end=1100 tid=1001 api=cudaMalloc out=0x2000 a1=100
+	call t=1200 end=1300 tid=1001 api=cudaMalloc out=0x3000 a1=10
+	call t=3000 end=3100 tid=1001 api=cudaFree a0=0x3000
+	call t=3200 end=3300 tid=1001 api=cudaMalloc out=0x4000 a1=7
+	EOF
+	ingero analyze --json --from 900ns --to 2us window-live.ing.zst >window-live.json &&
+	test_json window-live.json ".memory | \"\(.peak_bytes) \(.peak_at_ns) \(.live_bytes_end) \(.timeline[0].bytes)\"" \
+		"110 1000001300 100 110" &&
+	test_json window-live.json "[.memory.unfreed[].size] | add" 100
+'
+
 test_done
