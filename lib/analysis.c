@@ -342,7 +342,8 @@ static int on_switch(struct ingero_analysis *a, const struct ingero_event *ev)
 	if (sw->prev_tid > 0) {
 		unsigned kind;
 
-		t = c->cur && c->cur->tid == sw->prev_tid ? c->cur : thread_get(a, sw->prev_tid);
+		/* a thread that exited, its last switch-out lost, may have left its tid to the task switched out now */
+		t = c->cur && c->cur->tid == sw->prev_tid && !c->cur->exited ? c->cur : thread_get(a, sw->prev_tid);
 		if (!t)
 			return -1;
 		t->comm = sw->prev_comm;

@@ -179,4 +179,25 @@ test_expect_success MKTRACE 'under --from and --to, the live bytes are those of 
 	test_json window-live.json "[.memory.unfreed[].size] | add" 100
 '
 
+test_expect_success MKTRACE 'a switch-out of a tid whose exited thread lost its own is the new task'"'"'s' '
+	trace lost-exit <<-\EOF &&
+	name tid=1001 comm=trainer
+	name tid=700 comm=hog
+	comm t=0 pid=1000 tid=1000 comm=main
+	comm t=0 pid=1000 tid=1001 comm=trainer
+	switch t=100 cpu=0 prev=0 next=1001
+	exit t=900 pid=1000 tid=1001 comm=trainer
+	lost t=950 cpu=0 end=1200 count=2
+	fork t=1000 pid=1000 tid=1000 cpid=1000 ctid=1001 comm=worker
+	call t=1500 end=4000 tid=1001 api=cudaFree a0=0x10
+	switch t=2000 cpu=0 prev=1001 state=R+ next=700 prev_comm=worker
+	switch t=3000 cpu=0 prev=700 state=S next=1001 next_comm=worker
+	EOF
+	ingero analyze --json lost-exit.ing.zst >lost-exit.json &&
+	test_json lost-exit.json ".apis[0] | \"\(.oncpu_ns) \(.preempted_ns) \(.unknown_ns)\"" "1500 1000 0" &&
+	test_json lost-exit.json ".chains[0].culprits[0] | \"\(.comm) \(.ns)\"" "hog 1000" &&
+	test_json lost-exit.json ".threads[] | select(.comm == \"worker\") | \"\(.run_ns) \(.involuntary) \(.delays)\"" "2000 1 1" &&
+	test_json lost-exit.json ".threads[] | select(.comm == \"trainer\") | .involuntary" 0
+'
+
 test_done
