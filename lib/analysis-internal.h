@@ -62,6 +62,7 @@ struct thread {
 	int32_t last_cpu;
 	int traced;
 	int exited;	/* its task exit was seen: an event of its tid after that is another task's */
+	uint64_t exit_ts;
 	uint32_t cap, len, head;	/* head: the newest, the one still open */
 	struct stretch *ring;	/* cap stretches, then their cap culprits: see culprits_of() */
 	const char *comm;

@@ -481,8 +481,10 @@ static int on_task(struct ingero_analysis *a, const struct ingero_event *ev)
 		t->comm = k->comm;
 	if (mark_traced(a, t))
 		return -1;
-	if (k->kind == INGERO_TASK_EXIT)
+	if (k->kind == INGERO_TASK_EXIT) {
 		t->exited = 1;
+		t->exit_ts = ev->ts;
+	}
 	if (k->kind == INGERO_TASK_FORK && k->child_tid) {
 		struct thread *child = thread_live(a, (int32_t)k->child_tid);
 
@@ -848,9 +850,16 @@ void threads_close(struct ingero_analysis *a)
 	size_t pos = 0;
 	uint64_t key;
 
-	while ((t = amap_next(&a->threads, &pos, &key)))
-		if ((*t)->ring[(*t)->head].start < a->last_key)
-			close_stretch(a, *t, &(*t)->ring[(*t)->head], a->last_key);
+	while ((t = amap_next(&a->threads, &pos, &key))) {
+		struct stretch *s = &(*t)->ring[(*t)->head];
+		uint64_t end = a->last_key;
+
+		/* one that exited, its last switch-out lost, ran no longer than to its exit */
+		if ((*t)->exited && (*t)->exit_ts < end)
+			end = (*t)->exit_ts > s->start ? (*t)->exit_ts : s->start;
+		if (s->start < end)
+			close_stretch(a, *t, s, end);
+	}
 }
 
 int ingero_analysis_add(struct ingero_analysis *a, const struct ingero_event *ev)
