@@ -266,15 +266,16 @@ static void blame_stretch(struct ingero_analysis *a, struct thread *t, const str
 /* A runnable stretch ends at ts: its culprits, the thread's delays, and for a traced thread the blame. */
 static void close_runnable(struct ingero_analysis *a, struct thread *t, struct stretch *s, uint64_t ts)
 {
-	uint64_t len = ts - s->start;
+	uint64_t kept = clip(a, s->start, ts);
 
 	stretch_culprits(a, t, s, ts);
-	if (in_window(a, ts)) {
+	/* the part in the window, as for the run time; a stretch of no time counts where it ends */
+	if (kept || (ts == s->start && in_window(a, ts))) {
 		t->delays++;
-		t->delay_ns += len;
-		if (len > t->max_delay_ns) {
-			t->max_delay_ns = len;
-			t->max_delay_at = s->start;
+		t->delay_ns += kept;
+		if (kept > t->max_delay_ns) {
+			t->max_delay_ns = kept;
+			t->max_delay_at = s->start > a->opts.from_ns ? s->start : a->opts.from_ns;
 		}
 	}
 	if (t->traced)

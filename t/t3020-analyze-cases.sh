@@ -200,4 +200,23 @@ test_expect_success MKTRACE 'a switch-out of a tid whose exited thread lost its 
 	test_json lost-exit.json ".threads[] | select(.comm == \"trainer\") | \"\(.run_ns) \(.involuntary)\"" "800 0"
 '
 
+test_expect_success MKTRACE 'a runnable stretch cut by --from or --to counts its part inside them as delay' '
+	trace cut-delay <<-\EOF &&
+	name tid=1001 comm=trainer
+	name tid=700 comm=hog
+	comm t=0 pid=1000 tid=1001 comm=trainer
+	switch t=100 cpu=0 prev=0 next=1001
+	switch t=1000 cpu=0 prev=1001 state=R+ next=700
+	switch t=3000 cpu=0 prev=700 state=S next=1001
+	call t=3500 end=4000 tid=1001 api=cudaFree
+	switch t=5000 cpu=0 prev=1001 state=S next=0
+	EOF
+	ingero analyze --json --from 2us cut-delay.ing.zst >from.json &&
+	test_json from.json ".threads[0] | \"\(.run_ns) \(.delays) \(.avg_delay_ns) \(.max_delay_ns) \(.max_delay_at_ns)\"" \
+		"2000 1 1000 1000 1000002000" &&
+	ingero analyze --json --to 2us cut-delay.ing.zst >to.json &&
+	test_json to.json ".threads[0] | \"\(.run_ns) \(.delays) \(.avg_delay_ns) \(.max_delay_ns) \(.max_delay_at_ns)\"" \
+		"900 1 1000 1000 1000001000"
+'
+
 test_done
