@@ -169,7 +169,7 @@ static void find_culprits(struct ingero_analysis *a, struct stretch *s, struct c
 			  int32_t self, uint64_t upto)
 {
 	struct cpu_state *c = s->cpu < a->ncpus ? a->cpus[s->cpu] : NULL;
-	struct { uint64_t ns; int32_t tid; } top[CALL_CULPRITS];
+	struct { uint64_t ns, win_ns; int32_t tid; } top[CALL_CULPRITS];
 	uint32_t n = 0, k, i;
 	uint64_t run_end = end, oldest;
 
@@ -188,9 +188,11 @@ static void find_culprits(struct ingero_analysis *a, struct stretch *s, struct c
 			for (i = 0; i < n && top[i].tid != tid; i++)
 				;
 			if (i == n && n < CALL_CULPRITS)
-				top[n++] = (typeof(top[0])){ 0, tid };
-			if (i < n)
+				top[n++] = (typeof(top[0])){ 0, 0, tid };
+			if (i < n) {
 				top[i].ns += run_end - lo;
+				top[i].win_ns += clip(a, lo, run_end);
+			}
 		}
 		if (c->hist[j].start <= s->start)
 			break;
@@ -203,6 +205,7 @@ static void find_culprits(struct ingero_analysis *a, struct stretch *s, struct c
 			if (top[i].ns > top[best].ns)
 				best = i;
 		out->cul[k].ns = top[best].ns;
+		out->cul[k].win_ns = top[best].win_ns;
 		out->cul[k].tid = top[best].tid;
 		top[best] = top[k];
 	}
@@ -236,7 +239,7 @@ static struct interferer *interferer_get(struct ingero_analysis *a, int32_t tid)
 /* A traced thread's runnable stretch: what each culprit took from it, within the window. */
 static void blame_stretch(struct ingero_analysis *a, struct thread *t, const struct stretch *s, uint64_t end)
 {
-	uint64_t len = end - s->start, ov = clip(a, s->start, end);
+	uint64_t ov = clip(a, s->start, end);
 	uint64_t cpu_bit = 1ULL << (s->cpu < 63 ? s->cpu : 63);
 	const struct culprits *cul = culprits_of(t, s);
 	struct interferer *f;
@@ -245,7 +248,7 @@ static void blame_stretch(struct ingero_analysis *a, struct thread *t, const str
 	if (!ov || (a->opts.tid && t->tid != a->opts.tid))
 		return;
 	for (i = 0; i < s->ncul; i++) {
-		uint64_t ns = scale(cul->cul[i].ns, ov, len);
+		uint64_t ns = cul->cul[i].win_ns;
 
 		f = interferer_get(a, cul->cul[i].tid);
 		if (!f)
@@ -643,11 +646,9 @@ static void split_call(struct ingero_analysis *a, struct thread *t, const struct
 		if (ov && is_runnable(kind)) {
 			const struct culprits *cul = culprits_of(t, s);
 
-			uint64_t win = clip(a, lo, hi);
-
 			for (i = 0; i < s->ncul; i++)
 				add_culprit(cs, cul->cul[i].tid, s->cpu, scale(cul->cul[i].ns, ov, s_end - s->start),
-					    scale(cul->cul[i].ns, win, s_end - s->start));
+					    scale(cul->cul[i].win_ns, ov, s_end - s->start));
 		}
 		if (ov && kind == INGERO_SPLIT_BLOCKED && s->who > 0) {
 			for (i = 0; i < nwk && wk[i].tid != s->who; i++)

@@ -219,4 +219,23 @@ test_expect_success MKTRACE 'a runnable stretch cut by --from or --to counts its
 		"900 1 1000 1000 1000001000"
 '
 
+test_expect_success MKTRACE 'a runnable stretch cut by --from or --to: what each culprit ran in the part kept' '
+	trace cut-two <<-\EOF &&
+	name tid=1001 comm=trainer
+	name tid=700 comm=hogA
+	name tid=800 comm=hogB
+	comm t=0 pid=1000 tid=1001 comm=trainer
+	switch t=500 cpu=0 prev=0 next=1001
+	call t=9000 end=13000 tid=1001 api=cudaFree a0=0x10
+	switch t=10000 cpu=0 prev=1001 state=R+ next=700
+	switch t=11000 cpu=0 prev=700 state=R+ next=800
+	switch t=12000 cpu=0 prev=800 state=S next=1001
+	EOF
+	ingero analyze --json --to 11us cut-two.ing.zst >to.json &&
+	test_json to.json "[.interference[] | \"\(.comm):\(.ns):\(.in_calls_ns)\"] | join(\",\")" hogA:1000:1000 &&
+	test_json to.json "[.chains[0].culprits[] | \"\(.comm):\(.ns)\"] | join(\",\")" hogA:1000,hogB:1000 &&
+	ingero analyze --json --from 11us cut-two.ing.zst >from.json &&
+	test_json from.json "[.interference[] | \"\(.comm):\(.ns):\(.in_calls_ns)\"] | join(\",\")" hogB:1000:0
+'
+
 test_done
