@@ -73,7 +73,8 @@ struct thread {
 	struct memop pending;
 	uint64_t calls, call_ns, call_split[INGERO_NR_SPLITS];	/* outermost calls, entry-only ones too */
 	uint64_t entry_calls;	/* calls probed at their entry alone, at any depth */
-	uint64_t wanted_before;	/* run_ns + delay_ns when it made its first call */
+	uint64_t wanted_before;	/* of run_ns + delay_ns, the part before its first call */
+	uint64_t first_ts;	/* its first call's entry */
 };
 
 #define CPU_HISTORY 1024

@@ -782,6 +782,43 @@ static int other_api_call(struct ingero_analysis *a, struct thread *t, const str
 	return 0;
 }
 
+/*
+ * The thread calls CUDA from ts on: its first call's entry, or that of a
+ * call around it, which returns later. The CPU time it wanted before is left
+ * out of the between-calls chain; what other tasks took from it since, in
+ * stretches closed before the call returned, is taken from a caller.
+ */
+static void calls_from(struct ingero_analysis *a, struct thread *t, uint64_t ts)
+{
+	const struct stretch *h = &t->ring[t->head];
+	uint64_t before = t->run_ns + t->delay_ns, upto = t->calls || t->entry_calls ? t->first_ts : UINT64_MAX;
+	uint32_t k, i;
+
+	/* the open stretch counts when it closes, from its start */
+	if (h->kind == INGERO_SPLIT_ONCPU || is_runnable(h->kind))
+		before += clip(a, h->start, ts);
+	for (k = 1; k < t->len; k++) {
+		const struct stretch *s = &t->ring[(t->head - k) & (t->cap - 1)];
+		uint64_t end = t->ring[(t->head - k + 1) & (t->cap - 1)].start, lo = s->start > ts ? s->start : ts;
+
+		if (end <= ts)
+			break;
+		if (s->kind == INGERO_SPLIT_ONCPU || is_runnable(s->kind))
+			before -= clip(a, lo, end);
+		if (!is_runnable(s->kind) || lo >= upto)
+			continue;
+		for (i = 0; i < s->ncul && s->ncul != CULPRITS_LATER; i++) {
+			const struct culprits *cul = culprits_of(t, s);
+			struct interferer *f = interferer_get(a, cul->cul[i].tid);
+
+			if (f)
+				f->callers_ns += scale(cul->cul[i].win_ns, (end < upto ? end : upto) - lo, end - s->start);
+		}
+	}
+	t->wanted_before = before;
+	t->first_ts = ts;
+}
+
 static int on_call(struct ingero_analysis *a, const struct ingero_event *ev)
 {
 	const struct ingero_call *c = &ev->call;
@@ -815,8 +852,8 @@ static int on_call(struct ingero_analysis *a, const struct ingero_event *ev)
 	r = row_get(a, c->api, c->parent != 0);
 	if (!r)
 		return -1;
-	if (!t->calls && !t->entry_calls)
-		t->wanted_before = t->run_ns + t->delay_ns;
+	if ((!t->calls && !t->entry_calls) || ev->ts < t->first_ts)
+		calls_from(a, t, ev->ts);
 	if (ingero_api_entry_only(&a->opts.apis[c->api])) {
 		r->calls++;
 		t->entry_calls++;

@@ -238,4 +238,24 @@ test_expect_success MKTRACE 'a runnable stretch cut by --from or --to: what each
 	test_json from.json "[.interference[] | \"\(.comm):\(.ns):\(.in_calls_ns)\"] | join(\",\")" hogB:1000:0
 '
 
+test_expect_success MKTRACE 'between calls: the time wanted and taken from the first call'"'"'s entry on' '
+	trace first-call <<-\EOF &&
+	name tid=1001 comm=trainer
+	name tid=700 comm=hog
+	comm t=0 pid=1000 tid=1001 comm=trainer
+	switch t=0 cpu=0 prev=0 next=1001
+	call t=10000 end=20000 tid=1001 api=cudaFree
+	switch t=12000 cpu=0 prev=1001 state=R+ next=700
+	switch t=14000 cpu=0 prev=700 state=S next=1001
+	switch t=30000 cpu=0 prev=1001 state=R+ next=700
+	switch t=31000 cpu=0 prev=700 state=S next=1001
+	call t=40000 end=40100 tid=1001 api=cudaLaunchKernel
+	switch t=50000 cpu=0 prev=1001 state=S next=0
+	EOF
+	ingero analyze --json first-call.ing.zst >first-call.json &&
+	test_json first-call.json ".chains[] | select(.scope == \"between\") | \"\(.severity) \(.wanted_ns) \(.taken_ns)\"" \
+		"medium 40000 1000" &&
+	test_json first-call.json ".interference[0] | \"\(.ns) \(.in_calls_ns)\"" "3000 2000"
+'
+
 test_done

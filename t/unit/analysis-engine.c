@@ -238,7 +238,7 @@ static void test_between_calls(void)
 	is_u64(c->cause, INGERO_CAUSE_PREEMPTED, "preempted");
 	is_u64(c->callers, 1, "one thread calls CUDA");
 	is_u64(c->taken_ns, 300000, "what hog took");
-	is_u64(c->wanted_ns, 1401000, "the time app wanted the CPU: ran or runnable");
+	is_u64(c->wanted_ns, 1400000, "the time app wanted the CPU from its first call on: ran or runnable");
 	is_u64(c->severity, INGERO_SEVERITY_HIGH, "high: 21%% of that");
 	is_u64(c->culprits[0].task.tid, 200, "hog");
 	ok(strstr(c->summary, "between CUDA calls, app (tid 101) lost 300 us of the 1.40 ms it wanted the CPU (21%), "
