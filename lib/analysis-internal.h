@@ -102,7 +102,14 @@ struct bucket {
 struct cls {
 	uint64_t calls, sum_ns, lossy;
 	uint64_t split[INGERO_NR_SPLITS];
+	uint64_t taken[2];	/* of the preempted and the wait time, what other tasks ran in: interference */
 };
+
+/* The slot of taken[] of a runnable kind. */
+static inline int taken_slot(unsigned kind)
+{
+	return kind == INGERO_SPLIT_WAIT;
+}
 
 /* One API at one nesting level. */
 struct row {

@@ -284,6 +284,11 @@ static int slow_pct(const struct ingero_analysis_chain *ch, enum ingero_split sp
 	return total ? (int)(100 * ch->slow_split_ns[split] / total) : 0;
 }
 
+static int is_runnable(uint32_t split)
+{
+	return split == INGERO_SPLIT_PREEMPTED || split == INGERO_SPLIT_WAIT;
+}
+
 static int is_interference(uint32_t cause)
 {
 	return cause == INGERO_CAUSE_PREEMPTED || cause == INGERO_CAUSE_DELAYED;
@@ -406,17 +411,22 @@ static int chain_of(struct ingero_analysis *a, const struct ingero_analysis_api 
 	const struct row *r = a->rows[2 * row->api];
 	uint32_t c50 = sketch_bucket(row->p50_ns) >> CLASS_SHIFT, c90 = sketch_bucket(row->p90_ns) >> CLASS_SHIFT;
 	uint32_t slow_cls = all_calls ? 0 : c90 > c50 ? c90 : c50 + 1, k, i;
-	uint64_t typical[INGERO_NR_SPLITS] = { 0 }, ntypical = 0, taken;
+	uint64_t typical[INGERO_NR_SPLITS] = { 0 }, slow[INGERO_NR_SPLITS] = { 0 }, ntypical = 0, taken;
 
 	memset(ch, 0, sizeof(*ch));
 	for (k = 0; k < CLASSES; k++) {
 		const struct cls *cl = &r->cls[k];
 
 		for (i = 0; i < INGERO_NR_SPLITS; i++) {
-			if (k >= slow_cls)
+			/* for the cause, runnable time is what other tasks ran in: on an idle CPU it is nobody's */
+			uint64_t v = is_runnable(i) ? cl->taken[taken_slot(i)] : cl->split[i];
+
+			if (k >= slow_cls) {
 				ch->slow_split_ns[i] += cl->split[i];
-			else if (k <= c50)
-				typical[i] += cl->split[i];
+				slow[i] += v;
+			} else if (k <= c50) {
+				typical[i] += v;
+			}
 		}
 		if (k >= slow_cls) {
 			ch->slow_calls += cl->calls;
@@ -442,7 +452,7 @@ static int chain_of(struct ingero_analysis *a, const struct ingero_analysis_api 
 		ch->cause = row->split_ns[INGERO_SPLIT_PREEMPTED] >= row->split_ns[INGERO_SPLIT_WAIT] ?
 			INGERO_CAUSE_PREEMPTED : INGERO_CAUSE_DELAYED;
 	else
-		ch->cause = find_cause(a, row->api, ch->slow_split_ns, ch->slow_calls, typical, ntypical);
+		ch->cause = find_cause(a, row->api, slow, ch->slow_calls, typical, ntypical);
 	chain_culprits(a, ch, slow_cls, sums);
 	/* Runnable while the CPU idled (waking from a deep C-state) is nobody's interference. */
 	if (all_calls && ch->taken_ns < MEDIUM_SHARE * a->traced_ns)

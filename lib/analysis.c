@@ -18,6 +18,7 @@
 
 struct call_split {
 	uint64_t ns[INGERO_NR_SPLITS];
+	uint64_t taken[2];	/* see struct cls */
 	uint32_t ncul;
 	/* ns: what each took from the call; win_ns: of that, inside the window, as the interference table counts */
 	struct { int32_t tid; uint32_t cpu; uint64_t ns, win_ns; } cul[CALL_CULPRITS];
@@ -624,6 +625,7 @@ static void split_call(struct ingero_analysis *a, struct thread *t, const struct
 
 	/* the culprits past ncul are never read, so only the counts are cleared */
 	memset(cs->ns, 0, sizeof(cs->ns));
+	memset(cs->taken, 0, sizeof(cs->taken));
 	cs->ncul = 0;
 	cs->waker = 0;
 	cs->waker_ns = 0;
@@ -646,9 +648,12 @@ static void split_call(struct ingero_analysis *a, struct thread *t, const struct
 		if (ov && is_runnable(kind)) {
 			const struct culprits *cul = culprits_of(t, s);
 
-			for (i = 0; i < s->ncul; i++)
-				add_culprit(cs, cul->cul[i].tid, s->cpu, scale(cul->cul[i].ns, ov, s_end - s->start),
-					    scale(cul->cul[i].win_ns, ov, s_end - s->start));
+			for (i = 0; i < s->ncul; i++) {
+				uint64_t ns = scale(cul->cul[i].ns, ov, s_end - s->start);
+
+				cs->taken[taken_slot(kind)] += ns;
+				add_culprit(cs, cul->cul[i].tid, s->cpu, ns, scale(cul->cul[i].win_ns, ov, s_end - s->start));
+			}
 		}
 		if (ov && kind == INGERO_SPLIT_BLOCKED && s->who > 0) {
 			for (i = 0; i < nwk && wk[i].tid != s->who; i++)
@@ -723,6 +728,8 @@ static int account_outer(struct ingero_analysis *a, struct thread *t, struct row
 		k->split[i] += cs->ns[i];
 		t->call_split[i] += cs->ns[i];
 	}
+	k->taken[0] += cs->taken[0];
+	k->taken[1] += cs->taken[1];
 	t->calls++;
 	t->call_ns += dur;
 	a->traced_ns += dur;

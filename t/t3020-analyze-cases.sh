@@ -258,4 +258,25 @@ test_expect_success MKTRACE 'between calls: the time wanted and taken from the f
 	test_json first-call.json ".interference[0] | \"\(.ns) \(.in_calls_ns)\"" "3000 2000"
 '
 
+test_expect_success MKTRACE 'a wait on an idle CPU does not decide the cause of the slow calls' '
+	trace idle-wait <<-\EOF &&
+	name tid=1001 comm=trainer
+	name tid=1002 comm=gpu
+	comm t=0 pid=1000 tid=1001 comm=trainer
+	switch t=0 cpu=0 prev=0 next=1001
+	switch t=0 cpu=1 prev=0 next=1002
+	call t=1000 end=2000 tid=1001 api=cudaStreamSynchronize
+	call t=3000 end=4000 tid=1001 api=cudaStreamSynchronize
+	call t=5000 end=6000 tid=1001 api=cudaStreamSynchronize
+	call t=10000 end=20000 tid=1001 api=cudaStreamSynchronize
+	switch t=11000 cpu=0 prev=1001 state=S next=0
+	wake t=14000 cpu=1 waker=1002 wakee=1001 target=0
+	switch t=19000 cpu=0 prev=0 next=1001
+	EOF
+	ingero analyze --json idle-wait.ing.zst >idle-wait.json &&
+	test_json idle-wait.json ".chains_total" 1 &&
+	test_json idle-wait.json ".chains[0] | \"\(.cause) \(.severity) \(.slow_split.wait_ns)\"" "gpu-wait info 5000" &&
+	test_json idle-wait.json ".chains[0].remedy | startswith(\"nothing to fix on the CPU\")" true
+'
+
 test_done
