@@ -138,6 +138,7 @@ struct live_alloc {
 };
 
 #define LOSSY_RING 64
+#define HELD_CALLS 8
 #define RECENT_THREADS 256
 #define TIMELINE 128
 
@@ -179,6 +180,10 @@ struct ingero_analysis {
 	uint64_t timeline_width, timeline[TIMELINE], timeline_value;
 	uint32_t timeline_last;
 	int started, finished;
+	/* calls of the newest ns that a switch-in of the same ns may yet explain: see hold() */
+	struct ingero_event held[HELD_CALLS];
+	uint32_t nheld;
+	uint64_t held_key;
 
 	struct ingero_analysis_result result;
 };
@@ -235,6 +240,8 @@ uint64_t sketch_quantile(const struct bucket *sketch, uint64_t n, double q, uint
 
 void mem_call(struct ingero_analysis *a, struct thread *t, const struct ingero_call *c, int in_window);
 void mem_finish(struct ingero_analysis *a);
+/* Feeds the calls held for a switch-in of their ns (see hold()) on. -1 on ENOMEM. */
+int held_flush(struct ingero_analysis *a);
 /* Ends every thread's open stretch at the last event, for the statistics. */
 void threads_close(struct ingero_analysis *a);
 int build_chains(struct ingero_analysis *a);

@@ -831,6 +831,10 @@ const struct ingero_analysis_result *ingero_analysis_finish(struct ingero_analys
 	if (a->finished)
 		return res;
 	a->finished = 1;
+	if (held_flush(a)) {
+		error_errno("cannot build the report");
+		return NULL;
+	}
 	threads_close(a);
 	mem_finish(a);
 	memcpy(res->events, a->events, sizeof(res->events));

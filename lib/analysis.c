@@ -890,6 +890,53 @@ static int on_call(struct ingero_analysis *a, const struct ingero_event *ev)
 	return c->parent ? 0 : account_outer(a, t, r, c, dur, bucket, &cs);
 }
 
+/*
+ * A call sorts before the switches of the ns it returns at, yet its thread
+ * ran then: where the history has the thread off the CPU, the switch-in of
+ * that ns may be yet to come. Such a call, and those after it of its ns, are
+ * held until that switch-in or a later event.
+ */
+static int hold(struct ingero_analysis *a, const struct ingero_event *ev, uint64_t key)
+{
+	const struct thread *t;
+	unsigned kind;
+
+	if (!a->nheld) {
+		if (ev->call.api >= a->opts.napis || !(t = thread_get(a, (int32_t)ev->call.tid)))
+			return 0;
+		kind = t->ring[t->head].kind;
+		if (kind == INGERO_SPLIT_ONCPU || kind == KIND_PENDING)
+			return 0;
+		a->held_key = key;
+	}
+	if (a->nheld == HELD_CALLS)
+		return 0;
+	a->held[a->nheld++] = *ev;
+	return 1;
+}
+
+/* The calls held, in their order. */
+int held_flush(struct ingero_analysis *a)
+{
+	uint32_t i, n = a->nheld;
+
+	a->nheld = 0;
+	for (i = 0; i < n; i++)
+		if (on_call(a, &a->held[i]))
+			return -1;
+	return 0;
+}
+
+static int held_tid(const struct ingero_analysis *a, int32_t tid)
+{
+	uint32_t i;
+
+	for (i = 0; i < a->nheld; i++)
+		if ((int32_t)a->held[i].call.tid == tid)
+			return 1;
+	return 0;
+}
+
 void threads_close(struct ingero_analysis *a)
 {
 	struct thread **t;
@@ -922,13 +969,24 @@ int ingero_analysis_add(struct ingero_analysis *a, const struct ingero_event *ev
 	a->events[ev->stream]++;
 	if (key > a->last_key)
 		a->last_key = key;
+	/* held calls wait only for the switches and wakeups of their ns */
+	if (a->nheld && (key != a->held_key || (ev->stream != INGERO_STREAM_CALL &&
+	    ev->stream != INGERO_STREAM_SWITCH && ev->stream != INGERO_STREAM_WAKEUP)) && held_flush(a))
+		return -1;
 	switch (ev->stream) {
 	case INGERO_STREAM_CALL:
-		return on_call(a, ev);
+		if (a->nheld == HELD_CALLS && held_flush(a))
+			return -1;
+		return hold(a, ev, key) ? 0 : on_call(a, ev);
 	case INGERO_STREAM_OPEN:
 		return on_open(a, ev);
 	case INGERO_STREAM_SWITCH:
-		return on_switch(a, ev);
+		/* the held call ran before its thread's switch-out, and after its switch-in */
+		if (a->nheld && held_tid(a, ev->sw.prev_tid) && held_flush(a))
+			return -1;
+		if (on_switch(a, ev))
+			return -1;
+		return a->nheld && held_tid(a, ev->sw.next_tid) ? held_flush(a) : 0;
 	case INGERO_STREAM_WAKEUP:
 		return on_wakeup(a, ev);
 	case INGERO_STREAM_TASK:

@@ -279,4 +279,25 @@ test_expect_success MKTRACE 'a wait on an idle CPU does not decide the cause of 
 	test_json idle-wait.json ".chains[0].remedy | startswith(\"nothing to fix on the CPU\")" true
 '
 
+test_expect_success MKTRACE 'a call that returns at the ns of its thread'"'"'s switch-in needs no repair' '
+	trace same-ns-in <<-\EOF &&
+	name tid=1001 comm=trainer
+	name tid=1002 comm=gpu
+	comm t=0 pid=1000 tid=1001 comm=trainer
+	switch t=100 cpu=1 prev=0 next=1002
+	switch t=100 cpu=0 prev=0 next=1001
+	switch t=200 cpu=0 prev=1001 state=S next=0
+	switch t=500 cpu=0 prev=0 next=1001
+	call t=500 end=500 tid=1001 api=cudaLaunchKernel
+	call t=1000 end=4000 tid=1001 api=cudaStreamSynchronize
+	switch t=2000 cpu=0 prev=1001 state=S next=0
+	wake t=3000 cpu=1 waker=1002 wakee=1001 target=0
+	switch t=4000 cpu=0 prev=0 next=1001
+	EOF
+	ingero analyze --json same-ns-in.ing.zst >same-ns-in.json &&
+	test_json same-ns-in.json ".session.repaired_switch_ins" 0 &&
+	test_json same-ns-in.json ".apis[] | select(.name == \"cudaStreamSynchronize\") |
+		\"\(.oncpu_ns) \(.blocked_ns) \(.wait_ns) \(.unknown_ns) \(.waker.comm)\"" "1000 1000 1000 0 gpu"
+'
+
 test_done
