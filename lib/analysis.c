@@ -162,6 +162,43 @@ static struct thread *thread_live(struct ingero_analysis *a, int32_t tid)
 	return thread_find(a, tid);
 }
 
+/* Process pid's scheduling is recorded from ts on, unless it was already. */
+static int follow(struct ingero_analysis *a, uint32_t pid, uint64_t ts)
+{
+	int fresh;
+	uint64_t *since = amap_put(&a->followed, pid, &fresh);
+
+	if (!since)
+		return -1;
+	if (fresh)
+		*since = ts;
+	return 0;
+}
+
+/* When the scheduling of t's process began to be recorded: 0 for all of the trace, UINT64_MAX not yet. */
+static uint64_t followed_since(const struct ingero_analysis *a, const struct thread *t)
+{
+	const uint64_t *since;
+
+	if (!a->selective)
+		return 0;
+	since = amap_get(&a->followed, t->pid);
+	return since ? *since : UINT64_MAX;
+}
+
+/*
+ * A thread's first stretch, of a kind not known until an event ends it,
+ * turns out to be kind; -a: unknown if the thread's process was followed
+ * only after the stretch began.
+ */
+static void resolve_pending(const struct ingero_analysis *a, struct thread *t, unsigned kind)
+{
+	struct stretch *s = &t->ring[t->head];
+
+	if (s->kind == KIND_PENDING)
+		s->kind = followed_since(a, t) > s->start ? INGERO_SPLIT_UNKNOWN : kind;
+}
+
 /*
  * Runs the thread of a run queue's history back over [start, end), from its
  * switch number upto down to the oldest it still holds, and keeps the top culprits.
@@ -353,7 +390,7 @@ static int on_switch(struct ingero_analysis *a, const struct ingero_event *ev)
 			return -1;
 		t->comm = sw->prev_comm;
 		if (t->ring[t->head].kind == KIND_PENDING) {
-			t->ring[t->head].kind = INGERO_SPLIT_ONCPU;
+			resolve_pending(a, t, INGERO_SPLIT_ONCPU);
 			t->ring[t->head].cpu = (uint16_t)sw->cpu;
 		}
 		/* R and R+ alike: a task spinning in user space is preempted as R. */
@@ -386,6 +423,7 @@ static int on_wakeup(struct ingero_analysis *a, const struct ingero_event *ev)
 {
 	struct thread *t;
 	struct stretch *s;
+	int slept;
 
 	if (ev->wakeup.wakee_tid <= 0)
 		return 0;
@@ -393,8 +431,9 @@ static int on_wakeup(struct ingero_analysis *a, const struct ingero_event *ev)
 	if (!t || !cpu_get(a, ev->wakeup.target_cpu))
 		return -1;
 	s = &t->ring[t->head];
-	if (s->kind == KIND_PENDING)
-		s->kind = INGERO_SPLIT_BLOCKED;
+	/* a wakeup proves a sleep, if not since when: it ends one, of a known start or not */
+	slept = s->kind == KIND_PENDING || s->kind == INGERO_SPLIT_BLOCKED;
+	resolve_pending(a, t, INGERO_SPLIT_BLOCKED);
 	/*
 	 * A switch-in of the same ns sorts before its wakeup (the switch stream
 	 * comes first): the sleep it ended is the stretch before, and this is its waker.
@@ -407,35 +446,11 @@ static int on_wakeup(struct ingero_analysis *a, const struct ingero_event *ev)
 		return 0;
 	}
 	/* A waking of a task that is running or already runnable changes nothing. */
-	if (s->kind != INGERO_SPLIT_BLOCKED)
+	if (!slept)
 		return 0;
 	s->who = ev->wakeup.waker_tid;
 	thread_enter(a, t, ev->ts, INGERO_SPLIT_WAIT, ev->wakeup.target_cpu, ev->wakeup.waker_tid);
 	return 0;
-}
-
-/* Process pid's scheduling is recorded from ts on, unless it was already. */
-static int follow(struct ingero_analysis *a, uint32_t pid, uint64_t ts)
-{
-	int fresh;
-	uint64_t *since = amap_put(&a->followed, pid, &fresh);
-
-	if (!since)
-		return -1;
-	if (fresh)
-		*since = ts;
-	return 0;
-}
-
-/* When the scheduling of t's process began to be recorded: 0 for all of the trace, UINT64_MAX not yet. */
-static uint64_t followed_since(const struct ingero_analysis *a, const struct thread *t)
-{
-	const uint64_t *since;
-
-	if (!a->selective)
-		return 0;
-	since = amap_get(&a->followed, t->pid);
-	return since ? *since : UINT64_MAX;
 }
 
 /* -a: what a thread of a followed process did before it was followed is not known, nor counted. */

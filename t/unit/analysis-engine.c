@@ -516,6 +516,25 @@ static void test_follow(void)
 	is_u64(r->threads[0].run_ns, 20000 + 40000, "its run time counted from when it was followed");
 }
 
+/* -a: a thread seen leaving a CPU before its process was followed ran for an unknown time before. */
+static void test_follow_late_switch(void)
+{
+	const struct ingero_analysis_result *r;
+	uint64_t t0 = 1000000;
+
+	follow_task(t0, 0);
+	sw(t0 + 5000, 0, 101, INGERO_STATE_SLEEPING, 0);
+	follow_task(t0 + 10000, 100);
+	wake(t0 + 12000, 1, 0, 101, 0);
+	sw(t0 + 13000, 0, 0, 0, 101);
+	call(LAUNCH, 101, t0 + 14000, t0 + 15000, 0, 0, 0, 0, 0);
+	r = run();
+	is_u64(r->nthreads, 1, "one thread");
+	is_u64(r->threads[0].run_ns, 2000, "run from its switch-in on, not before its first switch-out");
+	is_u64(r->threads[0].delays, 1, "its wakeup's delay counted");
+	is_u64(r->threads[0].max_delay_ns, 1000, "of 1 us");
+}
+
 /* --from/--to and --tid: only what falls inside counts. */
 static void test_filters(void)
 {
@@ -568,6 +587,7 @@ int main(void)
 	test_filters();
 	test_repair();
 	test_follow();
+	test_follow_late_switch();
 	test_percentiles();
 	ingero_analysis_free(an);
 	return done_testing();
