@@ -133,6 +133,7 @@ static unsigned pick_width(const uint64_t *codes, uint32_t n, const struct code_
 		*size = (size_t)n * w;
 		return w == 1 ? 1 : WIDTH_PLANES | w;
 	}
+#pragma GCC unroll 8
 	for (i = 0; i < n; i++)
 		vsize += varint_len(codes[i]);
 	if (vsize * 2 < (uint64_t)n * w) {
@@ -154,6 +155,8 @@ planes_put(uint8_t *restrict p, const uint64_t *restrict codes, uint32_t n, unsi
 	uint32_t i;
 	unsigned b;
 
+	/* unrolled, as the few instructions a code takes are no more than the loop's own */
+#pragma GCC unroll 8
 	for (i = 0; i < n; i++)
 		for (b = 0; b < planes; b++)
 			p[(size_t)b * n + i] = (uint8_t)(codes[i] >> 8 * b);
