@@ -27,6 +27,12 @@
  * across the wrap. zstd shrinks the window to the size of a smaller section.
  */
 #define ZSTD_WINDOW_LOG 21
+/*
+ * Matches of 7 bytes or more, not level 1's 6: in byte planes a 6-byte
+ * match seldom pays for its sequence over Huffman-coded literals, and
+ * fewer candidates are checked.
+ */
+#define ZSTD_MIN_MATCH 7
 #define CUT_MIN 2048
 #define MAX_CUTS (8 * MAX_COLUMNS)
 
@@ -606,6 +612,7 @@ struct ingero_writer *ingero_writer_new(int fd, const struct ingero_header *h)
 	ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, ZSTD_LEVEL);
 	ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_hashLog, ZSTD_HASH_LOG);
 	ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_windowLog, ZSTD_WINDOW_LOG);
+	ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_minMatch, ZSTD_MIN_MATCH);
 	if (write_header(w, h))
 		goto fail;
 	w->failed = 0;
