@@ -925,7 +925,7 @@ int cmd_analyze(int argc, const char **argv)
 	const struct ingero_analysis_result *res;
 	struct ingero_analysis *a;
 	struct ingero_reader *r;
-	struct ingero_event ev;
+	const struct ingero_event *ev;
 	struct out o;
 
 	argc = parse_options(argc, argv, options, analyze_usage, 0);
@@ -959,7 +959,7 @@ int cmd_analyze(int argc, const char **argv)
 		return 1;
 	}
 	while ((ret = ingero_reader_next(r, &ev)) > 0)
-		if (ingero_analysis_add(a, &ev))
+		if (ingero_analysis_add(a, ev))
 			die_errno("out of memory analysing '%s'", argv[0]);
 	if (ret < 0)
 		die("'%s' is damaged: %s (ingero dump prints the events before the damage)", argv[0], ingero_reader_error(r));

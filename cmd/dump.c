@@ -55,7 +55,7 @@ int cmd_dump(int argc, const char **argv)
 	};
 	struct ingero_reader *r;
 	const struct ingero_header *h;
-	struct ingero_event ev;
+	const struct ingero_event *ev;
 	uint32_t mask = UINT32_MAX;
 	char line[4096];
 	int ret;
@@ -74,11 +74,11 @@ int cmd_dump(int argc, const char **argv)
 		ingero_reader_seek(r, time_after(h->start_ns, o.from));
 	o.to = time_after(h->start_ns, o.to);
 	while ((ret = ingero_reader_next(r, &ev)) == 1) {
-		if (ingero_event_key(&ev) >= o.to)
+		if (ingero_event_key(ev) >= o.to)
 			break;
-		if (o.tid && !ingero_text_has_tid(&ev, (uint32_t)o.tid))
+		if (o.tid && !ingero_text_has_tid(ev, (uint32_t)o.tid))
 			continue;
-		ingero_text_event(line, sizeof(line), &ev, h, o.json);
+		ingero_text_event(line, sizeof(line), ev, h, o.json);
 		fputs(line, stdout);
 		putchar('\n');
 	}

@@ -260,7 +260,7 @@ int cmd_info(int argc, const char **argv)
 	struct ingero_trace_stats st;
 	const struct ingero_header *h;
 	struct ingero_reader *r;
-	struct ingero_event ev;
+	const struct ingero_event *ev;
 
 	argc = parse_options(argc, argv, opts, info_usage, 0);
 	if (argc != 1)
@@ -274,7 +274,7 @@ int cmd_info(int argc, const char **argv)
 		die_errno("out of memory");
 	/* every block is read, so that damage anywhere is found */
 	while ((ret = ingero_reader_next(r, &ev)) == 1)
-		add_event(&in, &ev, h->napis);
+		add_event(&in, ev, h->napis);
 	if (ret < 0) {
 		error("'%s' is damaged: %s", argv[0], ingero_reader_error(r));
 		ingero_reader_close(r);

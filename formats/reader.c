@@ -88,6 +88,8 @@ struct cursor {
 	struct field fields[FIELD_KINDS][MAX_COLUMNS];
 	unsigned nfields[FIELD_KINDS];
 	struct ingero_event *chunk;	/* EVENT_CHUNK events: chunk_at.. of the block, up to chunk_end */
+	/* the last block's chunk, which holds the event returned last until the call after */
+	struct ingero_event *chunk_prev;
 	uint32_t chunk_at, chunk_end;
 	uint64_t seek_ts;
 	int seeking, done;
@@ -121,8 +123,16 @@ struct ingero_reader {
 	uint32_t nchunks;
 
 	struct cursor cur[INGERO_NR_STREAMS];
-	/* the streams being read that have events left, in the order of their next one */
+	/*
+	 * The streams being read that have events left, in the order of their
+	 * next one, and (but for the first) that event's key: only the first's
+	 * changes from one event to the next. Its events come next while their
+	 * keys are under bound.
+	 */
 	uint8_t order[INGERO_NR_STREAMS];
+	uint64_t order_key[INGERO_NR_STREAMS];
+	uint64_t bound;
+	struct cursor *best;	/* the first stream's, NULL when none */
 	unsigned nactive;
 	int ordered;
 	uint32_t mask, limit, scan_limit;
@@ -806,6 +816,8 @@ void ingero_reader_streams(struct ingero_reader *r, uint32_t mask)
 {
 	r->mask = mask;
 	r->ordered = 0;
+	r->nactive = 0;
+	r->best = NULL;
 }
 
 int ingero_reader_indexed(const struct ingero_reader *r)
@@ -820,11 +832,13 @@ static int cursor_alloc(struct cursor *c, unsigned ncols)
 
 	c->vals[0] = malloc((size_t)ncols * COLUMN_STRIDE * sizeof(uint64_t));
 	c->chunk = malloc(EVENT_CHUNK * sizeof(*c->chunk));
-	if (!c->vals[0] || !c->chunk) {
+	c->chunk_prev = malloc(EVENT_CHUNK * sizeof(*c->chunk));
+	if (!c->vals[0] || !c->chunk || !c->chunk_prev) {
 		free(c->vals[0]);
 		free(c->chunk);
+		free(c->chunk_prev);
 		c->vals[0] = NULL;
-		c->chunk = NULL;
+		c->chunk = c->chunk_prev = NULL;
 		return -1;
 	}
 	for (col = 1; col < ncols; col++)
@@ -936,19 +950,25 @@ static const char *decode_block(struct ingero_reader *r, struct cursor *c, const
 	for (i = 1; i < n; i++)
 		if (c->keys[i] < c->keys[i - 1])
 			return "block times out of order";
+	/* what the merge finds past the last event: no stream's next one comes after it */
+	c->vals[fs->sortkey][n] = UINT64_MAX;
 	return NULL;
 }
 
 static const struct ingero_event blank_event;
 
 /*
- * Blanks the chunk for a block of stream s: the fields that the block's
- * columns fill are overwritten chunk after chunk, and the rest stay 0.
+ * Blanks a chunk for a block of stream s: the fields that the block's
+ * columns fill are overwritten chunk after chunk, and the rest stay 0. The
+ * last block's chunk is kept, for the event returned last.
  */
 static void chunk_reset(struct cursor *c, uint32_t s)
 {
+	struct ingero_event *t = c->chunk;
 	uint32_t k;
 
+	c->chunk = c->chunk_prev;
+	c->chunk_prev = t;
 	for (k = 0; k < EVENT_CHUNK; k++) {
 		c->chunk[k] = blank_event;
 		c->chunk[k].stream = s;
@@ -1066,62 +1086,110 @@ static int load_next(struct ingero_reader *r, struct cursor *c)
 	return 0;
 }
 
-/* Whether stream a's next event comes before stream b's: ties go to the lower stream, as the writer's order does. */
-static inline int comes_before(const struct ingero_reader *r, unsigned a, unsigned b)
+/* Whether an event of key ka from stream a comes before one of kb from b: ties go to the lower stream, as the writer's order does. */
+static inline int comes_before(uint64_t ka, unsigned a, uint64_t kb, unsigned b)
 {
-	uint64_t ka = r->cur[a].keys[r->cur[a].i], kb = r->cur[b].keys[r->cur[b].i];
-
 	return ka < kb || (ka == kb && a < b);
+}
+
+/*
+ * The bound under which the first stream's events come next: the second's
+ * key, one more when the first wins ties. Where that wraps, every event
+ * takes the slow path, which orders it right.
+ */
+static void bound_set(struct ingero_reader *r)
+{
+	r->best = r->nactive ? &r->cur[r->order[0]] : NULL;
+	r->bound = r->nactive > 1 ? r->order_key[1] + (r->order[0] < r->order[1]) : UINT64_MAX;
 }
 
 /* Moves the first stream of the order to where its next event now belongs. */
 static void order_sift(struct ingero_reader *r)
 {
-	unsigned j, s = r->order[0];
+	unsigned j, s = r->order[0], last = r->nactive - 1;
+	uint64_t k = r->cur[s].keys[r->cur[s].i];
 
-	for (j = 0; j + 1 < r->nactive && comes_before(r, r->order[j + 1], s); j++)
+	for (j = 0; j < last && comes_before(r->order_key[j + 1], r->order[j + 1], k, s); j++) {
 		r->order[j] = r->order[j + 1];
+		r->order_key[j] = r->order_key[j + 1];
+	}
 	r->order[j] = (uint8_t)s;
+	r->order_key[j] = k;
+	bound_set(r);
 }
 
-/* Orders the streams asked for that have events left, loading their first blocks. */
-static void order_build(struct ingero_reader *r)
+/* Takes the first stream out of the order: it has no events left. */
+static void order_drop(struct ingero_reader *r)
+{
+	r->nactive--;
+	memmove(r->order, r->order + 1, r->nactive * sizeof(*r->order));
+	memmove(r->order_key, r->order_key + 1, r->nactive * sizeof(*r->order_key));
+	bound_set(r);
+}
+
+/* Orders the streams asked for that have events left, loading their first blocks; how many they are. */
+static unsigned order_build(struct ingero_reader *r)
 {
 	unsigned s;
 
 	r->nactive = 0;
+	r->best = NULL;
 	for (s = 0; s < INGERO_NR_STREAMS; s++) {
 		struct cursor *c = &r->cur[s];
 
 		if (c->done || !(r->mask >> s & 1) || (c->i == c->n && !load_next(r, c)))
 			continue;
-		memmove(r->order + 1, r->order, r->nactive++);
+		memmove(r->order + 1, r->order, r->nactive * sizeof(*r->order));
+		memmove(r->order_key + 1, r->order_key, r->nactive * sizeof(*r->order_key));
+		r->nactive++;
 		r->order[0] = (uint8_t)s;
 		order_sift(r);
 	}
 	r->ordered = 1;
+	return r->nactive;
 }
 
-int ingero_reader_next(struct ingero_reader *r, struct ingero_event *ev)
+/* The first stream's next event is not under the bound: its block ended, or another stream comes first. */
+static __attribute__((noinline)) void order_next(struct ingero_reader *r)
 {
-	struct cursor *best;
-	unsigned bs;
+	struct cursor *c = r->best;
 
-	if (!r->ordered)
-		order_build(r);
-	if (!r->nactive)
+	if (c->i < c->n || load_next(r, c))
+		order_sift(r);
+	else
+		order_drop(r);
+}
+
+/*
+ * Returns the first stream's next event, from its chunk. Past the block's
+ * last key lies UINT64_MAX, never under the bound: the block's end takes
+ * the slow path with the streams' order.
+ */
+static inline void take(struct ingero_reader *r, struct cursor *c, const struct ingero_event **ev)
+{
+	*ev = &c->chunk[c->i - c->chunk_at];
+	if (c->keys[++c->i] >= r->bound)
+		order_next(r);
+}
+
+/* ingero_reader_next() when the first stream's chunk is used up, or the streams are not ordered. */
+static __attribute__((noinline)) int next_slow(struct ingero_reader *r, const struct ingero_event **ev)
+{
+	if (!r->nactive && (r->ordered || !order_build(r)))
 		return r->err[0] ? -1 : 0;
-	bs = r->order[0];
-	best = &r->cur[bs];
-	if (best->i >= best->chunk_end)
-		chunk_fill(r, best);
-	*ev = best->chunk[best->i++ - best->chunk_at];
-	/* the event is copied out, so the stream's next block may replace its columns now */
-	if (best->i < best->n || load_next(r, best)) {
-		if (r->nactive > 1 && comes_before(r, r->order[1], bs))
-			order_sift(r);
-	} else
-		memmove(r->order, r->order + 1, --r->nactive);
+	if (r->best->i >= r->best->chunk_end)
+		chunk_fill(r, r->best);
+	take(r, r->best, ev);
+	return 1;
+}
+
+int ingero_reader_next(struct ingero_reader *r, const struct ingero_event **ev)
+{
+	struct cursor *c = r->best;
+
+	if (!c || c->i >= c->chunk_end)
+		return next_slow(r, ev);
+	take(r, c, ev);
 	return 1;
 }
 
@@ -1132,6 +1200,8 @@ int ingero_reader_seek(struct ingero_reader *r, uint64_t ts)
 	r->limit = r->scan_limit;
 	memcpy(r->err, r->scan_err, sizeof(r->err));
 	r->ordered = 0;
+	r->nactive = 0;
+	r->best = NULL;
 	for (s = 0; s < INGERO_NR_STREAMS; s++) {
 		struct cursor *c = &r->cur[s];
 		uint32_t lo = 0, hi = c->nblocks;
@@ -1196,6 +1266,7 @@ void ingero_reader_close(struct ingero_reader *r)
 		free(r->cur[s].blocks);
 		free(r->cur[s].vals[0]);
 		free(r->cur[s].chunk);
+		free(r->cur[s].chunk_prev);
 		for (c = 0; c < MAX_COLUMNS; c++) {
 			free(r->cur[s].keyidx[c]);
 			free(r->cur[s].last[c]);

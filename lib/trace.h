@@ -63,8 +63,12 @@ int ingero_reader_indexed(const struct ingero_reader *r);
 const struct ingero_header *ingero_reader_header(const struct ingero_reader *r);
 /* Only the streams in mask (bit 1 << stream) are returned; the others are not decoded. */
 void ingero_reader_streams(struct ingero_reader *r, uint32_t mask);
-/* 1 and the next event in time order, 0 at the end, -1 on a damaged file (see ingero_reader_error()). */
-int ingero_reader_next(struct ingero_reader *r, struct ingero_event *ev);
+/*
+ * 1 and the next event in time order, 0 at the end, -1 on a damaged file
+ * (see ingero_reader_error()). The event is r's, read in place: it stays
+ * until the next call on r; its strings, until the reader is closed.
+ */
+int ingero_reader_next(struct ingero_reader *r, const struct ingero_event **ev);
 /* The next ingero_reader_next() returns the first event whose key is at least ts. */
 int ingero_reader_seek(struct ingero_reader *r, uint64_t ts);
 /* Where and what the damage is: "block 12 at offset 40960: checksum mismatch"; "" when none. */

@@ -12,7 +12,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static int fd = -1;
 	struct ingero_reader *r;
 	struct ingero_trace_stats st;
-	struct ingero_event ev;
+	const struct ingero_event *ev;
 	unsigned long n = 0;
 	int pass;
 
@@ -27,8 +27,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* everything, then a seek to the middle with a few streams: both paths of the merge */
 	for (pass = 0; pass < 2; pass++) {
 		while (ingero_reader_next(r, &ev) == 1 && ++n < 4000000) {
-			const char *s = ev.stream == INGERO_STREAM_SWITCH ? ev.sw.next_comm :
-				ev.stream == INGERO_STREAM_LIB ? ev.lib.path : NULL;
+			const char *s = ev->stream == INGERO_STREAM_SWITCH ? ev->sw.next_comm :
+				ev->stream == INGERO_STREAM_LIB ? ev->lib.path : NULL;
 
 			/* the strings must be readable */
 			while (s && *s)

@@ -52,7 +52,7 @@ int main(int argc, char **argv)
 	struct ingero_trace_stats st;
 	struct ingero_writer *w;
 	struct ingero_reader *rd;
-	struct ingero_event ev;
+	const struct ingero_event *ev;
 	double span_s, t, enc = 1e9, dec = 1e9;
 	uint64_t size = 0, nread = 0, sum = 0, per[INGERO_NR_STREAMS] = { 0 };
 
@@ -89,7 +89,7 @@ int main(int argc, char **argv)
 		t = now();
 		nread = 0;
 		while (ingero_reader_next(rd, &ev) == 1) {
-			sum += ev.ts;
+			sum += ev->ts;
 			nread++;
 		}
 		t = now() - t;

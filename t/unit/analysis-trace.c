@@ -247,7 +247,7 @@ static int bench(const char *path)
 		struct ingero_reader *r = ingero_reader_open(path);
 		struct ingero_analysis_opts o = { .api = -1 };
 		struct ingero_analysis *a = NULL;
-		struct ingero_event ev;
+		const struct ingero_event *ev;
 		uint64_t n = 0;
 		double t0 = seconds();
 
@@ -257,7 +257,7 @@ static int bench(const char *path)
 		o.napis = ingero_reader_header(r)->napis;
 		if (pass && !(a = ingero_analysis_new(&o)))
 			return 1;
-		while (ingero_reader_next(r, &ev) > 0 && (!a || !ingero_analysis_add(a, &ev)))
+		while (ingero_reader_next(r, &ev) > 0 && (!a || !ingero_analysis_add(a, ev)))
 			n++;
 		if (a && !ingero_analysis_finish(a))
 			return 1;
@@ -307,7 +307,7 @@ static void check(const char *path)
 	const struct ingero_analysis_result *res;
 	struct ingero_analysis_opts o = { .api = -1 };
 	struct ingero_analysis *a;
-	struct ingero_event ev;
+	const struct ingero_event *ev;
 	uint32_t i;
 	int ret;
 
@@ -319,7 +319,7 @@ static void check(const char *path)
 	o.start_ns = h->start_ns;
 	a = ingero_analysis_new(&o);
 	while ((ret = ingero_reader_next(r, &ev)) > 0)
-		if (ingero_analysis_add(a, &ev))
+		if (ingero_analysis_add(a, ev))
 			break;
 	is_u64(ret, 0, "read to the end");
 	res = ingero_analysis_finish(a);

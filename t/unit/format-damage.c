@@ -75,7 +75,7 @@ struct result {
 static void read_back(int fd, const struct ingero_event *want, size_t nw, struct result *res)
 {
 	struct ingero_reader *r;
-	struct ingero_event ev;
+	const struct ingero_event *ev;
 
 	memset(res, 0, sizeof(*res));
 	res->same = 1;
@@ -87,8 +87,8 @@ static void read_back(int fd, const struct ingero_event *want, size_t nw, struct
 		return;
 	}
 	while ((res->ret = ingero_reader_next(r, &ev)) == 1) {
-		res->same = res->same && res->n < nw && event_eq(&ev, &want[res->n]);
-		res->per[ev.stream]++;
+		res->same = res->same && res->n < nw && event_eq(ev, &want[res->n]);
+		res->per[ev->stream]++;
 		res->n++;
 	}
 	snprintf(res->msg, sizeof(res->msg), "%s", ingero_reader_error(r));

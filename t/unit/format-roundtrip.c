@@ -14,15 +14,15 @@ static struct ingero_reader *reopen(int fd)
 /* Reads r to its end; 1 when it returns exactly want[0..n) and then end status st. */
 static int read_all(struct ingero_reader *r, const struct ingero_event *want, size_t n, int st, size_t *got)
 {
-	struct ingero_event ev;
+	const struct ingero_event *ev;
 	size_t i = 0;
 	int ret, same = 1;
 
 	while ((ret = ingero_reader_next(r, &ev)) == 1) {
-		if (i >= n || !event_eq(&ev, &want[i])) {
+		if (i >= n || !event_eq(ev, &want[i])) {
 			if (same)
-				printf("# event %zu differs (stream %u key %" PRIu64 ")\n", i, ev.stream,
-				       ingero_event_key(&ev));
+				printf("# event %zu differs (stream %u key %" PRIu64 ")\n", i, ev->stream,
+				       ingero_event_key(ev));
 			same = 0;
 		}
 		i++;
@@ -78,12 +78,12 @@ static void test_roundtrip(void)
 		ingero_reader_seek(r, t);
 		left = n - lo < 50 ? n - lo : 50;
 		{
-			struct ingero_event ev;
+			const struct ingero_event *ev;
 			size_t k;
 			int hit = 1;
 
 			for (k = 0; k < left; k++)
-				if (ingero_reader_next(r, &ev) != 1 || !event_eq(&ev, &m[lo + k]))
+				if (ingero_reader_next(r, &ev) != 1 || !event_eq(ev, &m[lo + k]))
 					hit = 0;
 			if (left < 50)
 				hit = hit && ingero_reader_next(r, &ev) == 0;
@@ -95,7 +95,8 @@ static void test_roundtrip(void)
 
 	/* one stream only */
 	{
-		struct ingero_event ev, *sw = calloc(n, sizeof(*sw));
+		const struct ingero_event *ev;
+		struct ingero_event *sw = calloc(n, sizeof(*sw));
 		size_t k = 0, j = 0;
 		int alike = 1;
 
@@ -105,7 +106,7 @@ static void test_roundtrip(void)
 		ingero_reader_seek(r, 0);
 		ingero_reader_streams(r, 1u << INGERO_STREAM_SWITCH);
 		while (ingero_reader_next(r, &ev) == 1)
-			alike = alike && j < k && event_eq(&ev, &sw[j++]);
+			alike = alike && j < k && event_eq(ev, &sw[j++]);
 		ok(alike && j == k, "a stream mask returns that stream alone (%zu)", j);
 		free(sw);
 	}
@@ -129,12 +130,12 @@ static void test_roundtrip(void)
 			is_u64(st.events[INGERO_STREAM_CALL], counts[0], "the rebuilt index counts the calls");
 			ingero_reader_seek(r, ingero_event_key(&m[n / 2]));
 			{
-				struct ingero_event ev;
+				const struct ingero_event *ev;
 				size_t lo = 0;
 
 				while (ingero_event_key(&m[lo]) < ingero_event_key(&m[n / 2]))
 					lo++;
-				ok(ingero_reader_next(r, &ev) == 1 && event_eq(&ev, &m[lo]),
+				ok(ingero_reader_next(r, &ev) == 1 && event_eq(ev, &m[lo]),
 				   "and seeks with the rebuilt index");
 			}
 			ingero_reader_close(r);
@@ -152,7 +153,7 @@ static void test_writer_rules(void)
 	struct ingero_event a = { .stream = INGERO_STREAM_SWITCH, .ts = 2000 }, b = a;
 	struct ingero_trace_stats st;
 	struct ingero_reader *r;
-	struct ingero_event ev;
+	const struct ingero_event *ev;
 
 	b.ts = 1000;
 	ok(w && !ingero_writer_add(w, &a), "an event is added");
