@@ -162,8 +162,9 @@ planes_put(uint8_t *restrict p, const uint64_t *restrict codes, uint32_t n, unsi
 			p[(size_t)b * n + i] = (uint8_t)(codes[i] >> 8 * b);
 }
 
+/* n codes from planes stride bytes apart (a lazy column's events pos..: p + pos, its n events apart). */
 static inline __attribute__((always_inline)) void
-planes_get(uint64_t *restrict codes, const uint8_t *restrict p, uint32_t n, unsigned planes)
+planes_get(uint64_t *restrict codes, const uint8_t *restrict p, size_t stride, uint32_t n, unsigned planes)
 {
 	uint32_t i;
 	unsigned b;
@@ -172,7 +173,7 @@ planes_get(uint64_t *restrict codes, const uint8_t *restrict p, uint32_t n, unsi
 		uint64_t code = p[i];
 
 		for (b = 1; b < planes; b++)
-			code |= (uint64_t)p[(size_t)b * n + i] << 8 * b;
+			code |= (uint64_t)p[b * stride + i] << 8 * b;
 		codes[i] = code;
 	}
 }
@@ -190,16 +191,16 @@ static void planes_encode(uint8_t *p, const uint64_t *codes, uint32_t n, unsigne
 		planes_put(p, codes, n, planes);
 }
 
-static void planes_decode(uint64_t *codes, const uint8_t *p, uint32_t n, unsigned planes)
+static void planes_decode(uint64_t *codes, const uint8_t *p, size_t stride, uint32_t n, unsigned planes)
 {
 	if (planes == 1)
-		planes_get(codes, p, n, 1);
+		planes_get(codes, p, stride, n, 1);
 	else if (planes == 2)
-		planes_get(codes, p, n, 2);
+		planes_get(codes, p, stride, n, 2);
 	else if (planes == 3)
-		planes_get(codes, p, n, 3);
+		planes_get(codes, p, stride, n, 3);
 	else
-		planes_get(codes, p, n, planes);
+		planes_get(codes, p, stride, n, planes);
 }
 
 static uint8_t *put_codes(uint8_t *p, const uint64_t *codes, uint32_t n, unsigned w)
@@ -297,7 +298,7 @@ static const char *get_codes(const uint8_t *p, size_t len, uint64_t *codes, uint
 		return "bad column width";
 	if (len != (size_t)n * planes)
 		return "column length does not match its width";
-	planes_decode(codes, p, n, planes);
+	planes_decode(codes, p, n, n, planes);
 	return NULL;
 }
 
@@ -358,13 +359,6 @@ static inline __attribute__((always_inline)) uint64_t code_in(struct codes_in *i
 		return in->codes[i];
 	if (from == CODES_BYTES)
 		return in->p[i];
-	if (from == CODES_PLANES) {
-		unsigned b;
-
-		for (code = 0, b = 0; b < in->planes; b++)
-			code |= (uint64_t)in->p[(size_t)b * in->n + i] << 8 * b;
-		return code;
-	}
 	if (i != in->next)
 		return 0;
 	code = get_u64(in->p + 4);
@@ -805,71 +799,98 @@ int delta_lazy_init(struct delta_lazy *dl, const uint8_t *rec, size_t len, const
 	return 1;
 }
 
-/* The delta loop of column_decode() over events pos..to, its state kept in dl between calls. */
-static inline __attribute__((always_inline)) void
-lazy_loop(struct delta_lazy *dl, const uint64_t *src, const uint16_t *k, uint32_t to, char *out, size_t stride,
-	  int wide, int from, unsigned flags)
+/* The codes of dl's next m events, m at most EVENT_CHUNK. */
+static void lazy_codes(struct delta_lazy *dl, uint64_t *codes, uint32_t m)
 {
 	struct codes_in *in = &dl->in;
-	uint64_t *last = dl->last, pred = dl->pred;
-	int self = dl->def->src == COL_NONE;
-	uint32_t i;
+	uint32_t pos = dl->pos;
 
-	for (i = dl->pos; i < to; i++, out += stride) {
-		uint64_t v;
-
-		if (flags & PRED_SAME)
-			pred = src[i];
-		else if (last)
-			pred = last[k[i]];
-		v = value_of(code_in(in, i, from), pred, flags);
-		if (wide)
-			*(uint64_t *)out = v;
-		else
-			*(uint32_t *)out = (uint32_t)v;
-		if (flags & PRED_SAME)
-			continue;
-		if (last)
-			last[k[i]] = self ? v : src[i];
-		else
-			pred = self ? v : src[i];
+	if (dl->from == CODES_PLANES) {
+		planes_decode(codes, in->p + pos, in->n, m, in->planes);
+		return;
 	}
-	dl->pred = pred;
-	dl->pos = to;
+	memset(codes, 0, m * sizeof(*codes));
+	while (in->next < pos + m)
+		codes[in->next - pos] = code_in(in, in->next, CODES_SPARSE);
 }
 
-/* lazy_loop with where the codes come from known. */
+/*
+ * The delta loop of column_decode() over dl's next m events, their codes
+ * turned into values in place, its state kept in dl between calls. Inlined
+ * with flags, a key and the source known, so that the loop tests none.
+ */
 static inline __attribute__((always_inline)) void
-lazy_from(struct delta_lazy *dl, const uint64_t *src, const uint16_t *k, uint32_t to, char *out, size_t stride,
-	  int wide, unsigned flags)
+lazy_loop(struct delta_lazy *dl, uint64_t *restrict v, const uint64_t *src, const uint16_t *k, uint32_t m,
+	  int keyed, int self, unsigned flags)
 {
-	if (dl->from == CODES_SPARSE)
-		lazy_loop(dl, src, k, to, out, stride, wide, CODES_SPARSE, flags);
-	else if (dl->in.planes == 1)
-		lazy_loop(dl, src, k, to, out, stride, wide, CODES_BYTES, flags);
+	uint64_t *last = dl->last, pred = dl->pred;
+	uint32_t i, j;
+
+	UNROLL for (j = 0, i = dl->pos; j < m; j++, i++) {
+		if (flags & PRED_SAME)
+			pred = src[i];
+		else if (keyed)
+			pred = last[k[i]];
+		v[j] = value_of(v[j], pred, flags);
+		if (flags & PRED_SAME)
+			continue;
+		if (keyed)
+			last[k[i]] = self ? v[j] : src[i];
+		else
+			pred = self ? v[j] : src[i];
+	}
+	dl->pred = pred;
+}
+
+/* lazy_loop with the key and the source known. */
+static inline __attribute__((always_inline)) void
+lazy_mode(struct delta_lazy *dl, uint64_t *v, const uint64_t *src, const uint16_t *k, uint32_t m, unsigned flags)
+{
+	int self = dl->def->src == COL_NONE;
+
+	if (flags & PRED_SAME)
+		lazy_loop(dl, v, src, k, m, 0, 0, flags);
+	else if (dl->last && self)
+		lazy_loop(dl, v, src, k, m, 1, 1, flags);
+	else if (dl->last)
+		lazy_loop(dl, v, src, k, m, 1, 0, flags);
+	else if (self)
+		lazy_loop(dl, v, src, k, m, 0, 1, flags);
 	else
-		lazy_loop(dl, src, k, to, out, stride, wide, CODES_PLANES, flags);
+		lazy_loop(dl, v, src, k, m, 0, 0, flags);
 }
 
 void delta_lazy_run(struct delta_lazy *dl, const uint64_t *src, const uint16_t *k, uint32_t to,
 		    void *out, size_t stride, int wide)
 {
+	uint64_t v[EVENT_CHUNK];
+	uint32_t m = to - dl->pos, j;
+	char *o = out;
+
+	lazy_codes(dl, v, m);
 	/* the predictors of the schemas, each its own loop; any other mix in a loop that tests */
 	switch (dl->def->flags) {
 	case 0:
-		lazy_from(dl, src, k, to, out, stride, wide, 0);
+		lazy_mode(dl, v, src, k, m, 0);
 		break;
 	case PRED_ZERO:
-		lazy_from(dl, src, k, to, out, stride, wide, PRED_ZERO);
+		lazy_mode(dl, v, src, k, m, PRED_ZERO);
 		break;
 	case PRED_SAME:
-		lazy_from(dl, src, k, to, out, stride, wide, PRED_SAME);
+		lazy_mode(dl, v, src, k, m, PRED_SAME);
 		break;
 	case PRED_SAME | PRED_ZERO:
-		lazy_from(dl, src, k, to, out, stride, wide, PRED_SAME | PRED_ZERO);
+		lazy_mode(dl, v, src, k, m, PRED_SAME | PRED_ZERO);
 		break;
 	default:
-		lazy_from(dl, src, k, to, out, stride, wide, dl->def->flags);
+		lazy_mode(dl, v, src, k, m, dl->def->flags);
 		break;
 	}
+	dl->pos = to;
+	if (wide)
+		UNROLL for (j = 0; j < m; j++, o += stride)
+			*(uint64_t *)o = v[j];
+	else
+		UNROLL for (j = 0; j < m; j++, o += stride)
+			*(uint32_t *)o = (uint32_t)v[j];
 }

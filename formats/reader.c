@@ -57,14 +57,6 @@ struct field {
  */
 enum { FIELD_32, FIELD_64, FIELD_STR, FIELD_DICT_32, FIELD_DICT_64, FIELD_KINDS };
 
-/*
- * The events of a block are assembled this many at a time, a column at a
- * time, into an array that stays in the L1 cache: a tight loop per column
- * rather than a walk through every column for each event. 64 events (under
- * 8 KiB) leave most of the cache to the caller's work on them.
- */
-#define EVENT_CHUNK 64
-
 /* A field decoded as the chunks reach it: a delta column that no other column needs whole. */
 struct lazy_field {
 	struct delta_lazy dl;
@@ -1003,21 +995,41 @@ static void chunk_fill(const struct ingero_reader *r, struct cursor *c)
 	for (l = 0; l < c->nlazy; l++)
 		lazy_fill(c, &c->lazy[l], at, at + m);
 
-	for (fd = c->fields[FIELD_64], end = fd + c->nfields[FIELD_64]; fd < end; fd++)
-		for (k = 0; k < m; k++)
-			*(uint64_t *)((char *)&ev[k] + fd->off) = fd->vals[at + k];
-	for (fd = c->fields[FIELD_32], end = fd + c->nfields[FIELD_32]; fd < end; fd++)
-		for (k = 0; k < m; k++)
-			*(uint32_t *)((char *)&ev[k] + fd->off) = (uint32_t)fd->vals[at + k];
-	for (fd = c->fields[FIELD_STR], end = fd + c->nfields[FIELD_STR]; fd < end; fd++)
-		for (k = 0; k < m; k++)
-			*(const char **)((char *)&ev[k] + fd->off) = r->strs[fd->vals[at + k]];
-	for (fd = c->fields[FIELD_DICT_64], end = fd + c->nfields[FIELD_DICT_64]; fd < end; fd++)
-		for (k = 0; k < m; k++)
-			*(uint64_t *)((char *)&ev[k] + fd->off) = fd->vals[fd->entries[at + k]];
-	for (fd = c->fields[FIELD_DICT_32], end = fd + c->nfields[FIELD_DICT_32]; fd < end; fd++)
-		for (k = 0; k < m; k++)
-			*(uint32_t *)((char *)&ev[k] + fd->off) = (uint32_t)fd->vals[fd->entries[at + k]];
+	for (fd = c->fields[FIELD_64], end = fd + c->nfields[FIELD_64]; fd < end; fd++) {
+		const uint64_t *v = fd->vals + at;
+		char *o = (char *)ev + fd->off;
+
+		UNROLL for (k = 0; k < m; k++)
+			*(uint64_t *)(o + k * sizeof(*ev)) = v[k];
+	}
+	for (fd = c->fields[FIELD_32], end = fd + c->nfields[FIELD_32]; fd < end; fd++) {
+		const uint64_t *v = fd->vals + at;
+		char *o = (char *)ev + fd->off;
+
+		UNROLL for (k = 0; k < m; k++)
+			*(uint32_t *)(o + k * sizeof(*ev)) = (uint32_t)v[k];
+	}
+	for (fd = c->fields[FIELD_STR], end = fd + c->nfields[FIELD_STR]; fd < end; fd++) {
+		const uint64_t *v = fd->vals + at;
+		char *o = (char *)ev + fd->off;
+
+		UNROLL for (k = 0; k < m; k++)
+			*(const char **)(o + k * sizeof(*ev)) = r->strs[v[k]];
+	}
+	for (fd = c->fields[FIELD_DICT_64], end = fd + c->nfields[FIELD_DICT_64]; fd < end; fd++) {
+		const uint16_t *e = fd->entries + at;
+		char *o = (char *)ev + fd->off;
+
+		UNROLL for (k = 0; k < m; k++)
+			*(uint64_t *)(o + k * sizeof(*ev)) = fd->vals[e[k]];
+	}
+	for (fd = c->fields[FIELD_DICT_32], end = fd + c->nfields[FIELD_DICT_32]; fd < end; fd++) {
+		const uint16_t *e = fd->entries + at;
+		char *o = (char *)ev + fd->off;
+
+		UNROLL for (k = 0; k < m; k++)
+			*(uint32_t *)(o + k * sizeof(*ev)) = (uint32_t)fd->vals[e[k]];
+	}
 	c->chunk_at = at;
 	c->chunk_end = at + m;
 }
