@@ -117,14 +117,12 @@ struct ingero_reader {
 	struct cursor cur[INGERO_NR_STREAMS];
 	/*
 	 * The streams being read that have events left, in the order of their
-	 * next one, and (but for the first) that event's key: only the first's
-	 * changes from one event to the next. Its events come next while their
-	 * keys are under bound.
+	 * numbers, and the key of each one's next event: the next event of all
+	 * is the least key's, found without a branch that the mix of the
+	 * streams would make mispredicted.
 	 */
-	uint8_t order[INGERO_NR_STREAMS];
-	uint64_t order_key[INGERO_NR_STREAMS];
-	uint64_t bound;
-	struct cursor *best;	/* the first stream's, NULL when none */
+	struct cursor *active[INGERO_NR_STREAMS];
+	uint64_t head[INGERO_NR_STREAMS];
 	unsigned nactive;
 	int ordered;
 	uint32_t mask, limit, scan_limit;
@@ -809,7 +807,6 @@ void ingero_reader_streams(struct ingero_reader *r, uint32_t mask)
 	r->mask = mask;
 	r->ordered = 0;
 	r->nactive = 0;
-	r->best = NULL;
 }
 
 int ingero_reader_indexed(const struct ingero_reader *r)
@@ -942,8 +939,6 @@ static const char *decode_block(struct ingero_reader *r, struct cursor *c, const
 	for (i = 1; i < n; i++)
 		if (c->keys[i] < c->keys[i - 1])
 			return "block times out of order";
-	/* what the merge finds past the last event: no stream's next one comes after it */
-	c->vals[fs->sortkey][n] = UINT64_MAX;
 	return NULL;
 }
 
@@ -985,7 +980,7 @@ static void lazy_fill(struct cursor *c, struct lazy_field *lf, uint32_t at, uint
 }
 
 /* Assembles the block's events from c->i on into the chunk, a column at a time. */
-static void chunk_fill(const struct ingero_reader *r, struct cursor *c)
+static __attribute__((noinline)) void chunk_fill(const struct ingero_reader *r, struct cursor *c)
 {
 	uint32_t at = c->i, m = c->n - at < EVENT_CHUNK ? c->n - at : EVENT_CHUNK, k;
 	struct ingero_event *ev = c->chunk;
@@ -1098,110 +1093,70 @@ static int load_next(struct ingero_reader *r, struct cursor *c)
 	return 0;
 }
 
-/* Whether an event of key ka from stream a comes before one of kb from b: ties go to the lower stream, as the writer's order does. */
-static inline int comes_before(uint64_t ka, unsigned a, uint64_t kb, unsigned b)
+/* Takes active stream j out: it has no events left. */
+static void active_drop(struct ingero_reader *r, unsigned j)
 {
-	return ka < kb || (ka == kb && a < b);
+	r->nactive--;
+	memmove(r->active + j, r->active + j + 1, (r->nactive - j) * sizeof(*r->active));
+	memmove(r->head + j, r->head + j + 1, (r->nactive - j) * sizeof(*r->head));
 }
 
 /*
- * The bound under which the first stream's events come next: the second's
- * key, one more when the first wins ties. Where that wraps, every event
- * takes the slow path, which orders it right.
+ * Lists the streams asked for that have events left, loading their first
+ * blocks, unless that is done; how many they are.
  */
-static void bound_set(struct ingero_reader *r)
-{
-	r->best = r->nactive ? &r->cur[r->order[0]] : NULL;
-	r->bound = r->nactive > 1 ? r->order_key[1] + (r->order[0] < r->order[1]) : UINT64_MAX;
-}
-
-/* Moves the first stream of the order to where its next event now belongs. */
-static void order_sift(struct ingero_reader *r)
-{
-	unsigned j, s = r->order[0], last = r->nactive - 1;
-	uint64_t k = r->cur[s].keys[r->cur[s].i];
-
-	for (j = 0; j < last && comes_before(r->order_key[j + 1], r->order[j + 1], k, s); j++) {
-		r->order[j] = r->order[j + 1];
-		r->order_key[j] = r->order_key[j + 1];
-	}
-	r->order[j] = (uint8_t)s;
-	r->order_key[j] = k;
-	bound_set(r);
-}
-
-/* Takes the first stream out of the order: it has no events left. */
-static void order_drop(struct ingero_reader *r)
-{
-	r->nactive--;
-	memmove(r->order, r->order + 1, r->nactive * sizeof(*r->order));
-	memmove(r->order_key, r->order_key + 1, r->nactive * sizeof(*r->order_key));
-	bound_set(r);
-}
-
-/* Orders the streams asked for that have events left, loading their first blocks; how many they are. */
-static unsigned order_build(struct ingero_reader *r)
+static __attribute__((noinline)) unsigned active_build(struct ingero_reader *r)
 {
 	unsigned s;
 
-	r->nactive = 0;
-	r->best = NULL;
+	if (r->ordered)
+		return r->nactive;
 	for (s = 0; s < INGERO_NR_STREAMS; s++) {
 		struct cursor *c = &r->cur[s];
 
 		if (c->done || !(r->mask >> s & 1) || (c->i == c->n && !load_next(r, c)))
 			continue;
-		memmove(r->order + 1, r->order, r->nactive * sizeof(*r->order));
-		memmove(r->order_key + 1, r->order_key, r->nactive * sizeof(*r->order_key));
-		r->nactive++;
-		r->order[0] = (uint8_t)s;
-		order_sift(r);
+		r->active[r->nactive] = c;
+		r->head[r->nactive++] = c->keys[c->i];
 	}
 	r->ordered = 1;
 	return r->nactive;
 }
 
-/* The first stream's next event is not under the bound: its block ended, or another stream comes first. */
-static __attribute__((noinline)) void order_next(struct ingero_reader *r)
+/* Active stream j's block is used up: its next one, or it is done. */
+static __attribute__((noinline)) void active_next_block(struct ingero_reader *r, unsigned j)
 {
-	struct cursor *c = r->best;
+	struct cursor *c = r->active[j];
 
-	if (c->i < c->n || load_next(r, c))
-		order_sift(r);
+	if (load_next(r, c))
+		r->head[j] = c->keys[c->i];
 	else
-		order_drop(r);
-}
-
-/*
- * Returns the first stream's next event, from its chunk. Past the block's
- * last key lies UINT64_MAX, never under the bound: the block's end takes
- * the slow path with the streams' order.
- */
-static inline void take(struct ingero_reader *r, struct cursor *c, const struct ingero_event **ev)
-{
-	*ev = &c->chunk[c->i - c->chunk_at];
-	if (c->keys[++c->i] >= r->bound)
-		order_next(r);
-}
-
-/* ingero_reader_next() when the first stream's chunk is used up, or the streams are not ordered. */
-static __attribute__((noinline)) int next_slow(struct ingero_reader *r, const struct ingero_event **ev)
-{
-	if (!r->nactive && (r->ordered || !order_build(r)))
-		return r->err[0] ? -1 : 0;
-	if (r->best->i >= r->best->chunk_end)
-		chunk_fill(r, r->best);
-	take(r, r->best, ev);
-	return 1;
+		active_drop(r, j);
 }
 
 int ingero_reader_next(struct ingero_reader *r, const struct ingero_event **ev)
 {
-	struct cursor *c = r->best;
+	unsigned j, best = 0;
+	struct cursor *c;
+	uint64_t k;
 
-	if (!c || c->i >= c->chunk_end)
-		return next_slow(r, ev);
-	take(r, c, ev);
+	if (!r->nactive && !active_build(r))
+		return r->err[0] ? -1 : 0;
+	/* the least key, ties going to the lower stream, as the writer's order does */
+	for (k = r->head[0], j = 1; j < r->nactive; j++) {
+		int less = r->head[j] < k;
+
+		best = less ? j : best;
+		k = less ? r->head[j] : k;
+	}
+	c = r->active[best];
+	if (c->i >= c->chunk_end)
+		chunk_fill(r, c);
+	*ev = &c->chunk[c->i++ - c->chunk_at];
+	if (c->i < c->n)
+		r->head[best] = c->keys[c->i];
+	else
+		active_next_block(r, best);
 	return 1;
 }
 
@@ -1213,7 +1168,6 @@ int ingero_reader_seek(struct ingero_reader *r, uint64_t ts)
 	memcpy(r->err, r->scan_err, sizeof(r->err));
 	r->ordered = 0;
 	r->nactive = 0;
-	r->best = NULL;
 	for (s = 0; s < INGERO_NR_STREAMS; s++) {
 		struct cursor *c = &r->cur[s];
 		uint32_t lo = 0, hi = c->nblocks;
