@@ -585,20 +585,21 @@ static void key_grow(struct key_entries *l, uint32_t *pool, uint32_t *used)
 }
 
 /*
- * A keyed dictionary's codes back to entries (and, unless v is NULL, values
- * from dict), in one pass: a code equal to the number of values its key has
- * had so far takes the next entry of the dictionary, which joins the key's
- * run in the pool.
+ * A keyed dictionary's codes, from in, back to entries (and, unless v is
+ * NULL, values from dict), in one pass: a code equal to the number of
+ * values its key has had so far takes the next entry of the dictionary,
+ * which joins the key's run in the pool.
  */
-static const char *dict_keyed(struct column_scratch *s, const uint64_t *dict, const uint16_t *k, uint32_t keyn,
-			      uint32_t nd, uint32_t n, uint16_t *idx, uint64_t *v)
+static inline __attribute__((always_inline)) const char *
+dict_keyed(struct column_scratch *s, const uint64_t *dict, const uint16_t *k, uint32_t keyn, struct codes_in *in,
+	   int from, uint32_t nd, uint32_t n, uint16_t *idx, uint64_t *v)
 {
 	uint32_t i, next = 0, used = 0;
 
 	memset(s->keys, 0, keyn * sizeof(*s->keys));
 	for (i = 0; i < n; i++) {
 		struct key_entries *l = &s->keys[k[i]];
-		uint64_t code = s->codes[i];
+		uint64_t code = code_in(in, i, from);
 
 		if (code > l->count)
 			return "dictionary index out of range";
@@ -614,6 +615,20 @@ static const char *dict_keyed(struct column_scratch *s, const uint64_t *dict, co
 			v[i] = dict[idx[i]];
 	}
 	return next == nd ? NULL : "dictionary does not match its indexes";
+}
+
+/* A dictionary's codes, from in, to entries and, unless v is NULL, values: its loops with all that known. */
+static inline __attribute__((always_inline)) const char *
+dict_from(struct column_scratch *s, const uint64_t *dict, const uint16_t *k, uint32_t keyn, struct codes_in *in,
+	  int from, uint32_t nd, uint32_t n, uint16_t *idx, uint64_t *v)
+{
+	if (k && v)
+		return dict_keyed(s, dict, k, keyn, in, from, nd, n, idx, v);
+	if (k)
+		return dict_keyed(s, dict, k, keyn, in, from, nd, n, idx, NULL);
+	if (v)
+		return dict_values(dict, in, from, nd, n, idx, v);
+	return dict_values(dict, in, from, nd, n, idx, NULL);
 }
 
 static uint32_t rle_build(const uint64_t *v, uint32_t n, uint8_t *p)
@@ -704,6 +719,7 @@ const char *column_decode(const uint8_t *rec, size_t len, const struct column_de
 	uint64_t base = get_u64(rec + 8), *v = vals[c], *dict = dict_table ? v : s->dict;
 	const uint8_t *p = rec + COLUMN_HEADER_SIZE;
 	struct codes_in in = { NULL, NULL, NULL, 0, 0, 0 };
+	const uint16_t *k;
 	const char *err;
 	uint32_t i, nd, runs, keyn_of = d->key == COL_NONE ? 0 : keyn[d->key];
 
@@ -737,16 +753,15 @@ const char *column_decode(const uint8_t *rec, size_t len, const struct column_de
 		len -= 4 + 8 * (size_t)nd;
 		if (dict_table)
 			v = NULL;
-		if (d->key == COL_NONE && w == 1 && len == n) {
+		k = d->key == COL_NONE ? NULL : keyidx[d->key];
+		if (w == 1 && len == n) {
 			in.p = p;
-			return dict_values(dict, &in, CODES_BYTES, nd, n, keyidx[c], v);
+			return dict_from(s, dict, k, keyn_of, &in, CODES_BYTES, nd, n, keyidx[c], v);
 		}
 		if ((err = get_codes(p, len, s->codes, n, w)))
 			return err;
-		if (d->key != COL_NONE)
-			return dict_keyed(s, dict, keyidx[d->key], keyn[d->key], nd, n, keyidx[c], v);
 		in.codes = s->codes;
-		return dict_values(dict, &in, CODES_ARRAY, nd, n, keyidx[c], v);
+		return dict_from(s, dict, k, keyn_of, &in, CODES_ARRAY, nd, n, keyidx[c], v);
 	case ENC_RLE:
 		if (len < 4 || (runs = get_u32(p)) > n || len != 4 + 12 * (size_t)runs)
 			return "bad run lengths";
