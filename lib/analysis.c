@@ -162,16 +162,14 @@ static struct thread *thread_live(struct ingero_analysis *a, int32_t tid)
 	return thread_find(a, tid);
 }
 
-/* Process pid's scheduling is recorded from ts on, unless it was already. */
+/* Process pid's scheduling is recorded from ts on: a pid followed again is another process's. */
 static int follow(struct ingero_analysis *a, uint32_t pid, uint64_t ts)
 {
-	int fresh;
-	uint64_t *since = amap_put(&a->followed, pid, &fresh);
+	uint64_t *since = amap_put(&a->followed, pid, NULL);
 
 	if (!since)
 		return -1;
-	if (fresh)
-		*since = ts;
+	*since = ts;
 	return 0;
 }
 
@@ -504,6 +502,9 @@ static int on_task(struct ingero_analysis *a, const struct ingero_event *ev)
 	if (k->kind == INGERO_TASK_EXIT) {
 		t->exited = 1;
 		t->exit_ts = ev->ts;
+		/* -a: a process ends with its leader, and its pid may then be another's, not followed yet */
+		if (k->tid == k->pid)
+			amap_del(&a->followed, k->pid);
 	}
 	if (k->kind == INGERO_TASK_FORK && k->child_tid) {
 		struct thread *child = thread_live(a, (int32_t)k->child_tid);
@@ -516,8 +517,9 @@ static int on_task(struct ingero_analysis *a, const struct ingero_event *ev)
 		child->pid = k->child_pid;
 		if (!child->comm)
 			child->comm = k->comm;
-		/* what a followed process starts is followed from its start */
-		if (a->selective && followed_since(a, t) <= ev->ts && follow(a, k->child_pid, ev->ts))
+		/* a process that a followed one starts is followed from its start */
+		if (a->selective && k->child_pid != k->pid && followed_since(a, t) <= ev->ts &&
+		    follow(a, k->child_pid, ev->ts))
 			return -1;
 		return mark_traced(a, child);
 	}

@@ -495,6 +495,9 @@ static void test_follow(void)
 	sw(t0 + 40000, 0, 101, INGERO_STATE_PREEMPTED, 200);
 	sw(t0 + 60000, 0, 200, INGERO_STATE_SLEEPING, 101);
 	call(LAUNCH, 101, t0 + 30000, t0 + 80000, 0, 0, 0, 0, 0);
+	/* a thread started in the followed process: followed since 20 us still */
+	push(INGERO_STREAM_TASK, t0 + 35000)->task = (struct ingero_task){ .kind = INGERO_TASK_FORK, .pid = 100,
+		.tid = 101, .child_pid = 100, .child_tid = 160, .comm = "app" };
 	fork_task(t0 + 70000, 101, 150);
 	call(LAUNCH, 150, t0 + 90000, t0 + 100000, 0, 0, 0, 0, 0);
 	evs[nevs - 1].call.pid = 150;
@@ -533,6 +536,34 @@ static void test_follow_late_switch(void)
 	is_u64(r->threads[0].run_ns, 2000, "run from its switch-in on, not before its first switch-out");
 	is_u64(r->threads[0].delays, 1, "its wakeup's delay counted");
 	is_u64(r->threads[0].max_delay_ns, 1000, "of 1 us");
+}
+
+/* -a: a pid followed again is another process's, followed from then on. */
+static void test_follow_reused_pid(void)
+{
+	const struct ingero_analysis_result *r;
+	const struct ingero_analysis_api *a;
+	uint64_t t0 = 1000000;
+
+	follow_task(t0, 0);
+	follow_task(t0 + 1000, 100);
+	call(LAUNCH, 101, t0 + 2000, t0 + 3000, 0, 0, 0, 0, 0);
+	push(INGERO_STREAM_TASK, t0 + 4000)->task = (struct ingero_task){ .kind = INGERO_TASK_EXIT, .pid = 100,
+		.tid = 101, .comm = "app" };
+	push(INGERO_STREAM_TASK, t0 + 4500)->task = (struct ingero_task){ .kind = INGERO_TASK_EXIT, .pid = 100,
+		.tid = 100, .comm = "app" };
+	/* the process has ended; another takes its pid, 100, and is followed at 15 us */
+	call(LAUNCH, 100, t0 + 10000, t0 + 12000, 0, 0, 0, 0, 0);
+	follow_task(t0 + 15000, 100);
+	call(LAUNCH, 100, t0 + 20000, t0 + 21000, 0, 0, 0, 0, 0);
+	r = run();
+	a = row(r, LAUNCH, 0);
+	ok(a, "a row for the launches");
+	if (!a)
+		return;
+	is_u64(a->split_ns[INGERO_SPLIT_UNKNOWN], 2000, "the new process's call before its follow event is unknown");
+	is_u64(a->split_ns[INGERO_SPLIT_ONCPU], 1000 + 1000, "the others ran");
+	is_u64(r->unfollowed_calls, 1, "one call before its process was followed");
 }
 
 /* --from/--to and --tid: only what falls inside counts. */
@@ -588,6 +619,7 @@ int main(void)
 	test_repair();
 	test_follow();
 	test_follow_late_switch();
+	test_follow_reused_pid();
 	test_percentiles();
 	ingero_analysis_free(an);
 	return done_testing();
