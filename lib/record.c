@@ -714,6 +714,23 @@ static struct thread *thread_get(struct ingero_recorder *r, int32_t tid, uint32_
 }
 
 /*
+ * The array of n items of size bytes at items, with room for one more: as
+ * it is, or doubled from 64 when full (*cap then grows). NULL when out of
+ * memory, the caller's array kept.
+ */
+static void *room_for_one(void *items, size_t n, size_t *cap, size_t size)
+{
+	size_t c = *cap ? 2 * *cap : 64;
+	void *p;
+
+	if (n < *cap)
+		return items;
+	if ((p = realloc(items, c * size)))
+		*cap = c;
+	return p;
+}
+
+/*
  * -a: the scheduler's pid filter follows the processes that call CUDA.
  * Each joins it whole, with the tasks /proc lists; what those start later,
  * the filter's fork-following adds.
@@ -721,15 +738,11 @@ static struct thread *thread_get(struct ingero_recorder *r, int32_t tid, uint32_
 
 static int pid_list_add(struct pid_list *l, pid_t pid)
 {
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 64;
-		pid_t *p = realloc(l->pids, cap * sizeof(*p));
+	pid_t *p = room_for_one(l->pids, l->n, &l->cap, sizeof(*p));
 
-		if (!p)
-			return -1;
-		l->pids = p;
-		l->cap = cap;
-	}
+	if (!p)
+		return -1;
+	l->pids = p;
 	l->pids[l->n++] = pid;
 	return 0;
 }
@@ -761,17 +774,13 @@ static void list_process(struct ingero_recorder *r, pid_t pid, struct pid_list *
 /* Notes that process pid's scheduling is recorded from now on (pid 0: that only those so noted are). */
 static void note_follow(struct ingero_recorder *r, pid_t pid)
 {
-	if (r->nfollows == r->follows_cap) {
-		size_t cap = r->follows_cap ? 2 * r->follows_cap : 64;
-		struct ingero_follow_note *p = realloc(r->follows, cap * sizeof(*p));
+	struct ingero_follow_note *p = room_for_one(r->follows, r->nfollows, &r->follows_cap, sizeof(*p));
 
-		if (!p) {
-			error("out of memory for the start of process %d's scheduling", (int)pid);
-			return;
-		}
-		r->follows = p;
-		r->follows_cap = cap;
+	if (!p) {
+		error("out of memory for the start of process %d's scheduling", (int)pid);
+		return;
 	}
+	r->follows = p;
 	r->follows[r->nfollows++] = (struct ingero_follow_note){ ingero_now_ns(), pid };
 }
 
@@ -1226,22 +1235,17 @@ static void handle(struct ingero_recorder *r, void *data, uint64_t ts, int cpu)
 
 static void note_lost(struct ingero_recorder *r, int cpu, uint64_t from, uint64_t to, uint64_t count)
 {
+	struct ingero_lost_note *p;
 	size_t i;
 
 	r->st.lost += count;
 	if (cpu < 256)
 		r->st.lost_per_cpu[cpu] += count;
-	if (r->nlost == r->lost_cap) {
-		size_t cap = r->lost_cap ? 2 * r->lost_cap : 64;
-		struct ingero_lost_note *p = realloc(r->lost, cap * sizeof(*p));
-
-		if (!p) {
-			error("out of memory for a stretch of %llu lost events", (unsigned long long)count);
-			return;
-		}
-		r->lost = p;
-		r->lost_cap = cap;
+	if (!(p = room_for_one(r->lost, r->nlost, &r->lost_cap, sizeof(*p)))) {
+		error("out of memory for a stretch of %llu lost events", (unsigned long long)count);
+		return;
 	}
+	r->lost = p;
 	for (i = r->nlost; i > 0 && r->lost[i - 1].from > from; i--)
 		r->lost[i] = r->lost[i - 1];
 	r->lost[i] = (struct ingero_lost_note){ from, to, count, cpu };
