@@ -379,6 +379,25 @@ static int is_zombie(pid_t pid)
 	return state && state[1] == ' ' && (state[2] == 'Z' || state[2] == 'X');
 }
 
+/* The process of a task: a thread's id stands for its whole process. The pid itself where /proc does not say. */
+static pid_t process_of(pid_t tid)
+{
+	char path[64], line[128];
+	pid_t tgid = tid;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	if (!(f = fopen(path, "r")))
+		return tid;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "Tgid:", 5)) {
+			tgid = (pid_t)strtol(line + 5, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return tgid > 0 ? tgid : tid;
+}
+
 static void parse_pids(const char *arg, struct pid_list *out)
 {
 	const char *list = arg;
@@ -386,6 +405,8 @@ static void parse_pids(const char *arg, struct pid_list *out)
 	while (*list) {
 		char *end;
 		long v = strtol(list, &end, 10);
+		pid_t pid;
+		size_t i;
 
 		if (end == list || v <= 0 || v > INT_MAX || (*end && *end != ',')) {
 			error("-p wants pids separated by commas, not '%s'", arg);
@@ -395,7 +416,11 @@ static void parse_pids(const char *arg, struct pid_list *out)
 			die("no process %ld", v);
 		if (is_zombie(v))
 			die("process %ld has ended (its parent has not reaped it yet)", v);
-		pid_list_add(out, v);
+		pid = process_of(v);
+		for (i = 0; i < out->n && out->pids[i] != pid; i++)
+			;
+		if (i == out->n)
+			pid_list_add(out, pid);
 		list = *end ? end + 1 : end;
 	}
 }
@@ -622,7 +647,7 @@ int cmd_record(int argc, const char **argv)
 	struct ingero_mmapwatch watch = { .fd = -1 };
 	struct ingero_strlist found = { 0 };
 	struct pid_list pids = { 0 };
-	size_t napis;
+	size_t napis, i;
 	const struct ingero_api *apis;
 	struct ingero_session *s;
 	struct ingero_writer *w;
@@ -705,6 +730,8 @@ int cmd_record(int argc, const char **argv)
 		warning("this kernel cannot stop library loads for ingero (seccomp user notification): calls into libraries loaded late from unusual places may be missed");
 	if (ingero_session_start(s))
 		goto fail;
+	for (i = 0; o.pids && i < pids.n; i++)
+		ingero_recorder_know_process(r, pids.pids[i]);
 	/* A signal before the command could start (Ctrl-C reaches the waiting child too) ends the run. */
 	err = argc ? (stop_signal ? EINTR : release(&ch)) : 0;
 	if (err && stop_signal)

@@ -836,6 +836,27 @@ static void follow_callers(struct ingero_recorder *r)
 	free(all.pids);
 }
 
+void ingero_recorder_know_process(struct ingero_recorder *r, pid_t pid)
+{
+	char path[64];
+	struct dirent *e;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	if (!(d = opendir(path)))
+		return;
+	pthread_mutex_lock(&r->lock);
+	while ((e = readdir(d))) {
+		pid_t tid = (pid_t)strtol(e->d_name, NULL, 10);
+		struct thread *t = tid > 0 ? thread_get(r, tid, pid) : NULL;
+
+		if (t)
+			t->pid = pid;
+	}
+	pthread_mutex_unlock(&r->lock);
+	closedir(d);
+}
+
 /* Whether a line of /proc/PID/maps maps a file that ingero probes. */
 static int maps_probed(const struct ingero_recorder *r, const char *line)
 {

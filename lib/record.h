@@ -46,6 +46,12 @@ int ingero_recorder_probe_lib(struct ingero_recorder *r, const char *path, pid_t
  * call. 0 or -1.
  */
 int ingero_recorder_follow_mapped(struct ingero_recorder *r);
+/*
+ * The tasks process pid has now are its own: their events are told apart
+ * by process though they end before they are read, when /proc no longer
+ * says whose they were. What they start later, their forks say.
+ */
+void ingero_recorder_know_process(struct ingero_recorder *r, pid_t pid);
 /* -a: copies up to max of the processes followed, from the from-th on, into pids; returns how many. */
 size_t ingero_recorder_processes(struct ingero_recorder *r, pid_t *pids, size_t from, size_t max);
 /*

@@ -655,10 +655,158 @@ pid_t ingero_session_local_pid(const struct ingero_session *s, pid_t host)
 	return !s->child_ns ? host : host == s->child_host ? s->child_local : 0;
 }
 
+/* A set of tids, kept sorted. */
+struct tid_set {
+	pid_t *tids;
+	size_t n, cap;
+};
+
+/* 1 when tid joins the set, 0 when it was in it, -1 out of memory. */
+static int tid_set_add(struct tid_set *set, pid_t tid)
+{
+	size_t lo = 0, hi = set->n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (set->tids[mid] == tid)
+			return 0;
+		if (set->tids[mid] < tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (set->n == set->cap) {
+		size_t cap = set->cap ? 2 * set->cap : 64;
+		pid_t *p = realloc(set->tids, cap * sizeof(*p));
+
+		if (!p)
+			return -1;
+		set->tids = p;
+		set->cap = cap;
+	}
+	memmove(set->tids + lo + 1, set->tids + lo, (set->n - lo) * sizeof(*set->tids));
+	set->tids[lo] = tid;
+	set->n++;
+	return 1;
+}
+
+/* Writes tids into a pid filter, in writes of whole numbers; the first one truncates unless append. */
+static int write_pids(struct tracefs_instance *inst, const pid_t *tids, size_t n, int append)
+{
+	char buf[4096];
+	size_t i = 0, len;
+
+	while (i < n) {
+		for (len = 0; i < n && len < sizeof(buf) - 16; i++)
+			len += snprintf(buf + len, sizeof(buf) - len, "%d ", (int)tids[i]);
+		/* written without truncating, the pids join those the filter has */
+		if ((append ? tracefs_instance_file_append(inst, "set_event_pid", buf) :
+			      tracefs_instance_file_write(inst, "set_event_pid", buf)) < 0)
+			return -1;
+		append = 1;
+	}
+	return 0;
+}
+
+/* Adds to set the pids that the instance's filter holds (none when it is empty). */
+static int read_filter(struct tracefs_instance *inst, struct tid_set *set)
+{
+	int fd = tracefs_instance_file_open(inst, "set_event_pid", O_RDONLY);
+	char buf[4096];
+	size_t have = 0;
+	ssize_t got;
+
+	if (fd < 0)
+		return error_errno("cannot read the pid filter");
+	/* one pid a line: a line cut by the end of the buffer waits for the next read */
+	while ((got = read(fd, buf + have, sizeof(buf) - 1 - have)) > 0) {
+		char *p = buf, *nl;
+
+		have += got;
+		buf[have] = 0;
+		while ((nl = strchr(p, '\n'))) {
+			long pid = strtol(p, NULL, 10);
+
+			if (pid > 0 && tid_set_add(set, (pid_t)pid) < 0) {
+				close(fd);
+				return error("out of memory for the pid filter");
+			}
+			p = nl + 1;
+		}
+		have -= p - buf;
+		memmove(buf, p, have);
+	}
+	close(fd);
+	return got < 0 ? error_errno("cannot read the pid filter") : 0;
+}
+
+/* Adds to fresh the tasks of process pid that neither known nor the filter holds, and to known. */
+static int list_tasks(pid_t pid, struct tid_set *known, struct tid_set *fresh)
+{
+	char path[64];
+	struct dirent *e;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	if (!(d = opendir(path)))
+		return 0;	/* ended meanwhile */
+	while ((e = readdir(d))) {
+		pid_t tid = (pid_t)strtol(e->d_name, NULL, 10);
+		int added = tid > 0 ? tid_set_add(known, tid) : 0;
+
+		if (added < 0 || (added && tid_set_add(fresh, tid) < 0)) {
+			closedir(d);
+			return error("out of memory for the tasks of process %d", (int)pid);
+		}
+	}
+	closedir(d);
+	return 0;
+}
+
+/*
+ * The kernel filters by task: a process's threads are in it one by one.
+ * The processes' tasks are listed again after each write, until none is
+ * missing: one that a task not yet in the filter started meanwhile was not
+ * followed by the kernel, while what a task of the filter starts is.
+ */
+static int filter_processes(struct ingero_session *s, const pid_t *pids, size_t n)
+{
+	struct tid_set known = { 0 }, fresh = { 0 };
+	size_t i, round;
+	int ret = -1;
+
+	if (tracefs_option_enable(s->instance, TRACEFS_OPTION_EVENT_FORK))
+		return error("this kernel cannot follow forks in its pid filter (option event-fork)");
+	/* the pids themselves first: the filter is never written empty, which would let every task through */
+	for (i = 0; i < n; i++)
+		if (tid_set_add(&known, pids[i]) > 0 && tid_set_add(&fresh, pids[i]) < 0)
+			goto out;
+	for (round = 0; round < 1000; round++) {
+		for (i = 0; i < n; i++)
+			if (list_tasks(pids[i], &known, &fresh))
+				goto out;
+		if (!fresh.n)
+			break;
+		if (write_pids(s->instance, fresh.tids, fresh.n, round > 0)) {
+			error_errno("cannot set the pid filter");
+			goto out;
+		}
+		fresh.n = 0;
+		/* what the kernel added by itself is no task to add again */
+		if (read_filter(s->instance, &known))
+			goto out;
+	}
+	ret = 0;
+out:
+	free(known.tids);
+	free(fresh.tids);
+	return ret;
+}
+
 int ingero_session_filter_pids(struct ingero_session *s, const pid_t *pids, size_t n)
 {
 	char buf[16 * 64];
-	size_t i, len = 0;
 
 	/* in a PID namespace of its own, the command's pid is the one its fork added to ingero's */
 	if (s->child_ns) {
@@ -669,24 +817,13 @@ int ingero_session_filter_pids(struct ingero_session *s, const pid_t *pids, size
 		s->child_local = pids[0];
 		return set_pid_filter(s->instance, buf);
 	}
-	for (i = 0; i < n && len < sizeof(buf) - 16; i++)
-		len += snprintf(buf + len, sizeof(buf) - len, "%d ", (int)pids[i]);
-	return set_pid_filter(s->instance, buf);
+	return filter_processes(s, pids, n);
 }
 
 int ingero_session_follow(struct ingero_session *s, const pid_t *tids, size_t n)
 {
-	char buf[4096];
-	size_t i = 0, len;
-
-	while (i < n) {
-		for (len = 0; i < n && len < sizeof(buf) - 16; i++)
-			len += snprintf(buf + len, sizeof(buf) - len, "%d ", (int)tids[i]);
-		/* written without truncating, the pids join those the filter has */
-		if (tracefs_instance_file_append(s->sched, "set_event_pid", buf) < 0)
-			return error_errno("cannot add to the pid filter of the scheduler's events");
-	}
-	return 0;
+	return write_pids(s->sched, tids, n, 1) ?
+		error_errno("cannot add to the pid filter of the scheduler's events") : 0;
 }
 
 int ingero_session_pids_left(struct ingero_session *s)

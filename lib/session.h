@@ -88,13 +88,13 @@ struct tracefs_cpu *ingero_session_open_cpu(struct ingero_session *s, int buf, i
  * library loads then still go through instead of failing. 0 or -1.
  */
 int ingero_session_hand_over(struct ingero_session *s, int listener);
-/* Traces only these processes and, with event-fork, everything they start. */
 /*
  * In a PID namespace of its own, ingero's pid goes into the filter before it
  * starts the command, so that the fork adds the command's host pid; a no-op
  * elsewhere.
  */
 int ingero_session_follow_children(struct ingero_session *s);
+/* Traces these processes, every task each has now, and what they start from now on. */
 int ingero_session_filter_pids(struct ingero_session *s, const pid_t *pids, size_t n);
 /* Adds these tasks to the scheduler's instance's pid filter (-a), with what they start from now on. */
 int ingero_session_follow(struct ingero_session *s, const pid_t *tids, size_t n);

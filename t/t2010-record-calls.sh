@@ -155,6 +155,24 @@ test_expect_success TRACEFS '-p: recording ends by itself once the process has e
 	test_api_calls e.ing.zst cudaMalloc 10
 '
 
+test_expect_success TRACEFS '-p: the threads a process has already, every call of each, though given by a thread' '
+	{ (sleep 3; echo go) | "$WORKLOADS/threads" -w 3 20 >out & } &&
+	pid=$! &&
+	test_when_finished "kill $pid 2>/dev/null" &&
+	for i in $(seq 200); do test "$(ls /proc/$pid/task | wc -l)" = 4 && break; sleep 0.01; done &&
+	tid=$(ls /proc/$pid/task | grep -vx $pid | head -1) &&
+	timeout 20 ingero record -q -p $tid,$pid -o w.ing.zst &&
+	grep -q "cudaMalloc=60" out &&
+	test_api_calls w.ing.zst cudaMalloc 60 &&
+	test_api_calls w.ing.zst cudaStreamSynchronize 3 &&
+	ingero dump --json --stream call w.ing.zst >calls.json &&
+	jq -s "[.[] | select(.api == \"cudaMalloc\") | .tid] | unique | length" calls.json >n &&
+	test "$(cat n)" = 3 &&
+	jq -s "[.[] | .pid] | unique | .[]" calls.json >pids &&
+	echo $pid >expect &&
+	test_cmp expect pids
+'
+
 # The pids of the calls of an API in a dump's call lines, each once.
 pids_of() {
 	sed -n "s/.* api=$1 .* pid=\([0-9]*\).*/\1/p" | sort -u
