@@ -826,17 +826,22 @@ int ingero_session_follow(struct ingero_session *s, const pid_t *tids, size_t n)
 		error_errno("cannot add to the pid filter of the scheduler's events") : 0;
 }
 
+/*
+ * The kernel drops a task from the filter once its parent has reaped it: an
+ * ended one (a zombie) is not left, nor one that ended before it was written.
+ */
 int ingero_session_pids_left(struct ingero_session *s)
 {
-	int fd = tracefs_instance_file_open(s->instance, "set_event_pid", O_RDONLY);
-	char buf[64];
-	ssize_t n;
+	struct tid_set set = { 0 };
+	size_t i;
+	int left = 0;
 
-	if (fd < 0)
+	if (read_filter(s->instance, &set))
 		return -1;
-	n = read(fd, buf, sizeof(buf));
-	close(fd);
-	return n < 0 ? -1 : n > 0;
+	for (i = 0; i < set.n && !left; i++)
+		left = s->child_ns || pid_alive(set.tids[i]);
+	free(set.tids);
+	return left;
 }
 
 int ingero_session_start(struct ingero_session *s)

@@ -173,6 +173,16 @@ test_expect_success TRACEFS '-p: the threads a process has already, every call o
 	test_cmp expect pids
 '
 
+test_expect_success TRACEFS '-p: recording ends once the process has ended, though its parent has not reaped it' '
+	(sleep 1 & exec sleep 30) &
+	parent=$! &&
+	test_when_finished "kill $parent" &&
+	sleep 0.3 &&
+	child=$(pgrep -P $parent) &&
+	timeout 10 ingero record -q -p $child -o z.ing.zst &&
+	grep -q "^State:.*Z" /proc/$child/status
+'
+
 # The pids of the calls of an API in a dump's call lines, each once.
 pids_of() {
 	sed -n "s/.* api=$1 .* pid=\([0-9]*\).*/\1/p" | sort -u
