@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
@@ -117,17 +118,39 @@ static char *join_args(const char **argv)
 	return s;
 }
 
-/* A new file for the trace, 0600 as it holds command lines and pointers; an existing one is kept as FILE.old. */
+/* Whether another recording writes the trace at path: each holds a lock on its file until it is done. */
+static int being_written(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK), busy;
+
+	if (fd < 0)
+		return 0;
+	busy = flock(fd, LOCK_SH | LOCK_NB) && errno == EWOULDBLOCK;
+	close(fd);
+	return busy;
+}
+
+/*
+ * A new file for the trace, 0600 as it holds command lines and pointers; an
+ * existing one is kept as FILE.old, unless another recording is writing it:
+ * moved away, its trace would not be where that one says.
+ */
 static int create_output(const char *path)
 {
 	char old[PATH_MAX];
+	int fd;
 
 	if (!access(path, F_OK)) {
+		if (being_written(path))
+			die("'%s' is being written by another recording: give another -o", path);
 		snprintf(old, sizeof(old), "%s.old", path);
 		if (rename(path, old))
 			die_errno("cannot keep the existing '%s' as '%s'", path, old);
 	}
-	return open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		flock(fd, LOCK_EX | LOCK_NB);
+	return fd;
 }
 
 /*

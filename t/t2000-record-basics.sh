@@ -304,6 +304,24 @@ test_expect_success TRACEFS 'a directory, or a link to a file with data, is refu
 	test_line_count = 0 left
 '
 
+test_expect_success TRACEFS 'a trace another recording writes: refused in one line, and left where that one says' '
+	ingero record -o same.ing.zst -- sh -c "sleep 2; \"$WORKLOADS/alloc-free\" 11" >/dev/null 2>first.err &
+	first=$! &&
+	test_when_finished "kill $first 2>/dev/null; true" &&
+	for i in $(seq 500); do pgrep -P $first -x sh >/dev/null && break; sleep 0.01; done &&
+	test_expect_code 1 ingero record -q -o same.ing.zst -- "$WORKLOADS/alloc-free" 22 >/dev/null 2>err &&
+	wait $first &&
+	test_line_count = 1 err &&
+	grep -x "ingero: .same.ing.zst. is being written by another recording: give another -o" err &&
+	grep -q "(44 calls, 0 still open) in .same.ing.zst." first.err &&
+	! test -e same.ing.zst.old &&
+	test_api_calls same.ing.zst cudaMalloc 11 &&
+	ingero record -q -o same.ing.zst -- "$WORKLOADS/alloc-free" 3 >/dev/null &&
+	test_api_calls same.ing.zst.old cudaMalloc 11 &&
+	ingero_kernel_leftovers >left &&
+	test_line_count = 0 left
+'
+
 test_expect_success TRACEFS 'a full disk: the trace says how many of the events it holds, and holds them' '
 	unshare -m sh -c "mount -t tmpfs -o size=32k none /mnt &&
 		ingero record -o /mnt/full.ing.zst -- sh -c \"$WORKLOADS/launch 10; sleep 1.2; $WORKLOADS/launch 200000\" \
