@@ -767,6 +767,8 @@ int cmd_record(int argc, const char **argv)
 		status = record_loop(s, r, w, argc ? &ch : NULL, o.duration, o.pids || o.all ? &pids : NULL,
 				     o.all, !o.quiet && isatty(2));
 	}
+	/* the library loads of what the command left running wait for the keeper now, not for a recorder that ends */
+	ingero_mmapwatch_stop(&watch);
 	ingero_session_stop(s);
 	ingero_recorder_poll(r, 1);
 	ingero_recorder_finish(r);
@@ -785,7 +787,6 @@ int cmd_record(int argc, const char **argv)
 	close(fd);
 	if (argc && status < 0)
 		status = wait_child(&ch);
-	ingero_mmapwatch_stop(&watch);
 	ingero_strlist_release(&found);
 	ingero_strlist_release(&o.libs);
 	free(pids.pids);
@@ -801,6 +802,7 @@ interrupted:
 fail:
 	if (ch.pid > 0)
 		kill(ch.pid, SIGKILL);
+	ingero_mmapwatch_stop(&watch);
 	ingero_recorder_free(r);
 	if (made)
 		unlink(o.output);

@@ -99,6 +99,32 @@ test_expect_success TRACEFS 'a SIGKILLed ingero leaves its command whole: the li
 	no_leftovers
 '
 
+test_expect_success TRACEFS 'a library the command'"'"'s background process loads as ingero ends: it waits for the keeper, ingero exits 0' '
+	mkdir -p bg/late && mkfifo bg/go &&
+	cp "$WORKLOADS/late-dlopen" "$WORKLOADS/liblate.so" bg/ &&
+	cp "$WORKLOADS/libcudart.so.13" "$WORKLOADS/libcuda.so.1" bg/late/ &&
+	printf "echo \$\$ >bg/pid\nread x <bg/go\nexec bg/late-dlopen -d 0 3 >bg.out\n" >bg/run.sh &&
+	# the command ends once its background process runs, loaded, and waits for the go
+	{ ingero record -q -o bg.ing.zst --lib "$WORKLOADS/libcuda.so.1" -- \
+		sh -c "sh bg/run.sh & until test -s bg/pid; do sleep 0.01; done" & } &&
+	rec=$! &&
+	test_when_finished "kill -CONT \$keeper 2>/dev/null; kill -9 $rec 2>/dev/null; exec 9<>bg/go; echo >&9; sleep 0.2; kill -9 \$(cat bg/pid) 2>/dev/null; true" &&
+	for i in $(seq 500); do keeper=$(pgrep -P $rec -x ingero-cleanup) && break; sleep 0.01; done &&
+	# the keeper stopped, ingero waits for it once the command has ended and the trace is done
+	kill -STOP $keeper &&
+	for i in $(seq 500); do test "$(cat /proc/$rec/wchan)" = do_wait && break; sleep 0.01; done &&
+	test "$(cat /proc/$rec/wchan)" = do_wait &&
+	timeout 10 sh -c "echo >bg/go" &&
+	sleep 0.5 &&
+	kill -CONT $keeper &&
+	{ wait $rec; echo $? >status; } &&
+	echo 0 >expect &&
+	test_cmp expect status &&
+	for i in $(seq 100); do grep -q cudaMalloc bg.out && break; sleep 0.05; done &&
+	grep -q "cudaMalloc=3 cudaFree=3" bg.out &&
+	no_leftovers
+'
+
 test_expect_success TRACEFS 'after SIGKILLs of ingero and its keeper the next run removes the leftovers and says so' '
 	start_long k2.ing.zst &&
 	test_when_finished "kill -9 $child 2>/dev/null; true" &&
