@@ -679,7 +679,7 @@ int cmd_record(int argc, const char **argv)
 	char *command;
 	struct ingero_trace_stats written;
 	struct ingero_record_stats recorded;
-	int fd, made, status, err, code = 1;
+	int fd, made, status, err, left = 0, code = 1;
 
 	argc = parse_options(argc, argv, options, record_usage, PARSE_OPT_STOP_AT_NON_OPTION);
 	if (!!argc + !!o.pids + !!o.all != 1) {
@@ -766,6 +766,9 @@ int cmd_record(int argc, const char **argv)
 	} else {
 		status = record_loop(s, r, w, argc ? &ch : NULL, o.duration, o.pids || o.all ? &pids : NULL,
 				     o.all, !o.quiet && isatty(2));
+		/* the command ended by itself: what it started and left running is recorded no further */
+		if (argc && status >= 0)
+			left = ingero_session_processes_left(s);
 	}
 	/* the library loads of what the command left running wait for the keeper now, not for a recorder that ends */
 	ingero_mmapwatch_stop(&watch);
@@ -782,6 +785,9 @@ int cmd_record(int argc, const char **argv)
 	if (!o.quiet)
 		summary(r, written.bytes, o.output, s->ncpus);
 	warn_incomplete(r);
+	if (left > 0)
+		warning("%d process(es) that '%s' started still run: what they do after its end is not recorded (record them with -p)",
+			left, argv[0]);
 	ingero_recorder_free(r);
 	free_live_session();
 	close(fd);

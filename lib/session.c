@@ -844,6 +844,47 @@ int ingero_session_pids_left(struct ingero_session *s)
 	return left;
 }
 
+/* The process of a task that has not ended, from /proc; 0 when it has ended meanwhile. */
+static pid_t process_of(pid_t tid)
+{
+	char path[64], line[128];
+	pid_t tgid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	if (!(f = fopen(path, "r")))
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "Tgid:", 5)) {
+			tgid = (pid_t)strtol(line + 5, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return tgid;
+}
+
+int ingero_session_processes_left(struct ingero_session *s)
+{
+	struct tid_set tasks = { 0 }, procs = { 0 };
+	size_t i;
+	int n;
+
+	if (s->child_ns)
+		return 0;	/* the filter's pids are the host's */
+	if (read_filter(s->instance, &tasks))
+		return -1;
+	for (i = 0; i < tasks.n; i++) {
+		pid_t pid = pid_alive(tasks.tids[i]) ? process_of(tasks.tids[i]) : 0;
+
+		if (pid > 0 && tid_set_add(&procs, pid) < 0)
+			break;
+	}
+	n = (int)procs.n;
+	free(tasks.tids);
+	free(procs.tids);
+	return n;
+}
+
 int ingero_session_start(struct ingero_session *s)
 {
 	return (s->sched && tracefs_trace_on(s->sched)) || tracefs_trace_on(s->instance) ?

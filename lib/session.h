@@ -102,6 +102,8 @@ int ingero_session_follow(struct ingero_session *s, const pid_t *tids, size_t n)
 pid_t ingero_session_local_pid(const struct ingero_session *s, pid_t host);
 /* Whether the pid filter still holds a task: the kernel drops each as it ends. 1, 0, or -1 on error. */
 int ingero_session_pids_left(struct ingero_session *s);
+/* How many processes have a task in the pid filter that has not ended; 0 where ingero cannot tell (a container), -1 on error. */
+int ingero_session_processes_left(struct ingero_session *s);
 int ingero_session_start(struct ingero_session *s);
 int ingero_session_stop(struct ingero_session *s);
 /*

@@ -202,6 +202,15 @@ test_expect_success TRACEFS 'the command exit status is passed through' '
 	grep -q "code=3" out
 '
 
+test_expect_success TRACEFS 'a command that leaves processes running: how many is said, even with -q' '
+	ingero record -q -o bg.ing.zst -- sh -c "sleep 2 & sleep 2 & \"$WORKLOADS/alloc-free\" 4 >/dev/null" 2>err &&
+	test_line_count = 1 err &&
+	grep -x "ingero: warning: 2 process(es) that .sh. started still run: what they do after its end is not recorded (record them with -p)" err &&
+	test_api_calls bg.ing.zst cudaMalloc 4 &&
+	ingero record -q -o fg.ing.zst -- sh -c "sleep 0.2 & \"$WORKLOADS/alloc-free\" 4 >/dev/null; wait" 2>err &&
+	test_line_count = 0 err
+'
+
 test_expect_success TRACEFS 'death by a signal is 128+N' '
 	test_expect_code 137 ingero record -q -o t.ing.zst -- "$WORKLOADS/exit-status" -s 9 0
 '
