@@ -48,11 +48,22 @@ struct record_opts {
 
 static volatile sig_atomic_t stop_signal;
 
-/* Whatever path ingero leaves by, die() included, nothing stays in the kernel. */
+/*
+ * Whatever path ingero leaves by, die() included, nothing stays in the
+ * kernel: the recorder's readers of the ring buffers are closed first, as
+ * the keeper cannot remove an instance whose buffers ingero holds open.
+ */
 static struct ingero_session *live_session;
+static struct ingero_recorder *live_recorder;
+static struct ingero_mmapwatch *live_watch;	/* which feeds the recorder */
 
 static void free_live_session(void)
 {
+	if (live_watch)
+		ingero_mmapwatch_stop(live_watch);
+	live_watch = NULL;
+	ingero_recorder_free(live_recorder);
+	live_recorder = NULL;
 	ingero_session_free(live_session);
 	live_session = NULL;
 }
@@ -712,12 +723,14 @@ int cmd_record(int argc, const char **argv)
 	if (!s)
 		exit(1);
 	live_session = s;
+	live_watch = &watch;
 	atexit(free_live_session);
 	command = argc ? join_args(argv) : strdup(o.pids ? o.pids : "-a");
 	build_header(&hdr, command, apis, napis, &uts, boot_id, sizeof(boot_id));
 	fd = open_output(o.output, &made);
 	w = ingero_writer_new(fd, &hdr);
 	r = w ? ingero_recorder_new(s, w, apis, napis, enabled) : NULL;
+	live_recorder = r;
 	if (!r) {
 		if (made)
 			unlink(o.output);
@@ -788,7 +801,6 @@ int cmd_record(int argc, const char **argv)
 	if (left > 0)
 		warning("%d process(es) that '%s' started still run: what they do after its end is not recorded (record them with -p)",
 			left, argv[0]);
-	ingero_recorder_free(r);
 	free_live_session();
 	close(fd);
 	if (argc && status < 0)
@@ -809,7 +821,6 @@ fail:
 	if (ch.pid > 0)
 		kill(ch.pid, SIGKILL);
 	ingero_mmapwatch_stop(&watch);
-	ingero_recorder_free(r);
 	if (made)
 		unlink(o.output);
 	exit(code);

@@ -76,6 +76,22 @@ test_expect_success TRACEFS 'the command holds no file of the tracing instance, 
 	no_leftovers
 '
 
+test_expect_success TRACEFS 'too few file descriptors, wherever it fails: one line, exit 1, nothing left behind' '
+	for n in $(seq 4 64); do
+		(ulimit -n $n && exec ingero record -q -o fd.ing.zst -- "$WORKLOADS/alloc-free" 3) >out 2>err
+		status=$?
+		test $status = 0 && break
+		# too few for the dynamic loader to start ingero at all
+		test $status = 127 && grep -q "error while loading shared libraries" err && continue
+		{ test $status = 1 &&
+		  test_line_count = 1 err &&
+		  ingero_kernel_leftovers >left &&
+		  test_line_count = 0 left; } || { echo "ulimit -n $n: exit $status" >&2; cat err left >&2; return 1; }
+	done &&
+	test $status = 0 &&
+	test_api_calls fd.ing.zst cudaMalloc 3
+'
+
 test_expect_success TRACEFS 'a SIGKILLed ingero leaves nothing: its keeper removes the session' '
 	start_long k.ing.zst &&
 	test_when_finished "kill -9 $child 2>/dev/null; true" &&
