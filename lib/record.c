@@ -305,6 +305,8 @@ static int enable_sched(struct ingero_recorder *r)
 		struct tep_event *ev = ingero_session_event(r->s, events[i].system, events[i].event);
 		struct handler *h;
 
+		if (!ev && errno != ENOENT)
+			return error_errno("cannot read the format of '%s:%s'", events[i].system, events[i].event);
 		if (!ev) {
 			if (events[i].required)
 				return error("this kernel has no event '%s:%s'", events[i].system, events[i].event);

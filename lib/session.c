@@ -598,12 +598,19 @@ struct tep_event *ingero_session_event(struct ingero_session *s, const char *sys
 
 	if (fmt)
 		return fmt;
+	errno = 0;
 	text = tracefs_event_file_read(NULL, system, event, "format", &len);
-	if (!text)
+	if (!text) {
+		/* an event the kernel has not: its format is missing, not unreadable */
+		if (!errno)
+			errno = ENOENT;
 		return NULL;
+	}
 	if (tep_parse_event(s->tep, text, len, system) == TEP_ERRNO__SUCCESS)
 		fmt = tep_find_event_by_name(s->tep, system, event);
 	free(text);
+	if (!fmt)
+		errno = EINVAL;
 	return fmt;
 }
 
@@ -612,7 +619,10 @@ struct tep_event *ingero_session_enable(struct ingero_session *s, const char *sy
 	struct tep_event *fmt = ingero_session_event(s, system, event);
 
 	if (!fmt) {
-		error("this kernel has no event '%s:%s'", system, event);
+		if (errno == ENOENT)
+			error("this kernel has no event '%s:%s'", system, event);
+		else
+			error_errno("cannot read the format of '%s:%s'", system, event);
 		return NULL;
 	}
 	if (enable_event(s->sched ? s->sched : s->instance, system, event)) {

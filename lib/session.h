@@ -70,7 +70,7 @@ int ingero_session_add_uprobe(struct ingero_session *s, const char *name, const 
 			      unsigned long long offset, const char *fetchargs, int is_return);
 /* Enables the event just made under that name and returns its format, NULL on failure. */
 struct tep_event *ingero_session_enable_uprobe(struct ingero_session *s, const char *name);
-/* The format of a tracepoint, read once; NULL where the kernel has no such event. */
+/* The format of a tracepoint, read once; NULL with errno ENOENT where the kernel has no such event, else why it could not be read. */
 struct tep_event *ingero_session_event(struct ingero_session *s, const char *system, const char *event);
 /* Enables a tracepoint in the instance (the scheduler's, where it has one) and returns its format. */
 struct tep_event *ingero_session_enable(struct ingero_session *s, const char *system, const char *event);
