@@ -141,13 +141,8 @@ struct thread *thread_find(struct ingero_analysis *a, int32_t tid)
 	return *recent = t;
 }
 
-/*
- * The thread of tid for an event that shows the tid alive: when the thread
- * that held it has exited, another task has it now, with its own history and
- * statistics. The one that exited stays in the table under a key no tid has,
- * for the report. NULL on ENOMEM.
- */
-static struct thread *thread_live(struct ingero_analysis *a, int32_t tid)
+/* thread_live()'s way when the recent thread of tid is another's or has exited. */
+static __attribute__((noinline)) struct thread *thread_live_slow(struct ingero_analysis *a, int32_t tid)
 {
 	struct thread *t = thread_get(a, tid), **slot;
 
@@ -160,6 +155,20 @@ static struct thread *thread_live(struct ingero_analysis *a, int32_t tid)
 	amap_del(&a->threads, (uint32_t)tid);
 	a->recent[(uint32_t)tid % RECENT_THREADS] = NULL;
 	return thread_find(a, tid);
+}
+
+/*
+ * The thread of tid for an event that shows the tid alive: when the thread
+ * that held it has exited, another task has it now, with its own history and
+ * statistics. The one that exited stays in the table under a key no tid has,
+ * for the report. Most often the recent thread of tid, found without a call.
+ * NULL on ENOMEM.
+ */
+static inline struct thread *thread_live(struct ingero_analysis *a, int32_t tid)
+{
+	struct thread *t = a->recent[(uint32_t)tid % RECENT_THREADS];
+
+	return t && t->tid == tid && !t->exited ? t : thread_live_slow(a, tid);
 }
 
 /* Process pid's scheduling is recorded from ts on: a pid followed again is another process's. */
