@@ -922,7 +922,7 @@ static int on_call(struct ingero_analysis *a, const struct ingero_event *ev)
  * that ns may be yet to come. Such a call, and those after it of its ns, are
  * held until that switch-in or a later event.
  */
-static int hold(struct ingero_analysis *a, const struct ingero_event *ev, uint64_t key)
+static int hold(struct ingero_analysis *a, const struct ingero_event *ev)
 {
 	const struct thread *t;
 	unsigned kind;
@@ -933,7 +933,7 @@ static int hold(struct ingero_analysis *a, const struct ingero_event *ev, uint64
 		kind = t->ring[t->head].kind;
 		if (kind == INGERO_SPLIT_ONCPU || kind == KIND_PENDING)
 			return 0;
-		a->held_key = key;
+		a->held_key = ev->call.end_ns;
 	}
 	if (a->nheld == HELD_CALLS)
 		return 0;
@@ -981,6 +981,48 @@ void threads_close(struct ingero_analysis *a)
 	}
 }
 
+/* A call returned: held for a switch-in of its ns, or taken in now. */
+static int on_return(struct ingero_analysis *a, const struct ingero_event *ev)
+{
+	return hold(a, ev) ? 0 : on_call(a, ev);
+}
+
+typedef int handler(struct ingero_analysis *a, const struct ingero_event *ev);
+
+/* Each stream's handler, called through the table so that none is inlined into the per-event bookkeeping. */
+static handler *const handlers[INGERO_NR_STREAMS] = {
+	[INGERO_STREAM_CALL] = on_return,
+	[INGERO_STREAM_OPEN] = on_open,
+	[INGERO_STREAM_SWITCH] = on_switch,
+	[INGERO_STREAM_WAKEUP] = on_wakeup,
+	[INGERO_STREAM_TASK] = on_task,
+	[INGERO_STREAM_LOST] = on_lost,
+	[INGERO_STREAM_LIB] = on_lib,
+};
+
+/*
+ * An event while calls are held. They wait only for the switches and
+ * wakeups of their ns, and another call only while there is room; a held
+ * call ran before its thread's switch-out, and after its switch-in.
+ */
+static __attribute__((noinline)) int add_held(struct ingero_analysis *a, const struct ingero_event *ev,
+					      uint64_t key)
+{
+	uint32_t s = ev->stream;
+	int waits = s == INGERO_STREAM_SWITCH || s == INGERO_STREAM_WAKEUP ||
+		    (s == INGERO_STREAM_CALL && a->nheld < HELD_CALLS);
+
+	if ((key != a->held_key || !waits) && held_flush(a))
+		return -1;
+	if (s != INGERO_STREAM_SWITCH || !a->nheld)
+		return handlers[s](a, ev);
+	if (held_tid(a, ev->sw.prev_tid) && held_flush(a))
+		return -1;
+	if (on_switch(a, ev))
+		return -1;
+	return a->nheld && held_tid(a, ev->sw.next_tid) ? held_flush(a) : 0;
+}
+
 int ingero_analysis_add(struct ingero_analysis *a, const struct ingero_event *ev)
 {
 	uint64_t key = ingero_event_key(ev);
@@ -995,34 +1037,7 @@ int ingero_analysis_add(struct ingero_analysis *a, const struct ingero_event *ev
 	a->events[ev->stream]++;
 	if (key > a->last_key)
 		a->last_key = key;
-	/* held calls wait only for the switches and wakeups of their ns */
-	if (a->nheld && (key != a->held_key || (ev->stream != INGERO_STREAM_CALL &&
-	    ev->stream != INGERO_STREAM_SWITCH && ev->stream != INGERO_STREAM_WAKEUP)) && held_flush(a))
-		return -1;
-	switch (ev->stream) {
-	case INGERO_STREAM_CALL:
-		if (a->nheld == HELD_CALLS && held_flush(a))
-			return -1;
-		return hold(a, ev, key) ? 0 : on_call(a, ev);
-	case INGERO_STREAM_OPEN:
-		return on_open(a, ev);
-	case INGERO_STREAM_SWITCH:
-		/* the held call ran before its thread's switch-out, and after its switch-in */
-		if (a->nheld && held_tid(a, ev->sw.prev_tid) && held_flush(a))
-			return -1;
-		if (on_switch(a, ev))
-			return -1;
-		return a->nheld && held_tid(a, ev->sw.next_tid) ? held_flush(a) : 0;
-	case INGERO_STREAM_WAKEUP:
-		return on_wakeup(a, ev);
-	case INGERO_STREAM_TASK:
-		return on_task(a, ev);
-	case INGERO_STREAM_LOST:
-		return on_lost(a, ev);
-	case INGERO_STREAM_LIB:
-		return on_lib(a, ev);
-	}
-	return 0;
+	return a->nheld ? add_held(a, ev, key) : handlers[ev->stream](a, ev);
 }
 
 struct ingero_analysis *ingero_analysis_new(const struct ingero_analysis_opts *opts)
