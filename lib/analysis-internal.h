@@ -238,7 +238,8 @@ uint64_t sketch_mid(uint32_t b);
 /* The value of rank ceil(q * n), clamped to [min, max]. */
 uint64_t sketch_quantile(const struct bucket *sketch, uint64_t n, double q, uint64_t min, uint64_t max);
 
-void mem_call(struct ingero_analysis *a, struct thread *t, const struct ingero_call *c, int in_window);
+/* A call that allocates or frees, or that of a thread with an allocation or a free pending: see mem_call(). */
+void mem_nest(struct ingero_analysis *a, struct thread *t, const struct ingero_call *c, int in_window);
 void mem_finish(struct ingero_analysis *a);
 /* Feeds the calls held for a switch-in of their ns (see hold()) on. -1 on ENOMEM. */
 int held_flush(struct ingero_analysis *a);
@@ -267,6 +268,15 @@ static inline struct thread *thread_get(struct ingero_analysis *a, int32_t tid)
 static inline int in_window(const struct ingero_analysis *a, uint64_t ts)
 {
 	return ts >= a->opts.from_ns && (!a->opts.to_ns || ts < a->opts.to_ns);
+}
+
+/* A call's part in the device memory: most calls neither allocate nor free, and have nothing pending. */
+static inline void mem_call(struct ingero_analysis *a, struct thread *t, const struct ingero_call *c, int in_window)
+{
+	uint32_t role = a->opts.apis[c->api].role;
+
+	if (t->pending.valid || role == INGERO_ROLE_ALLOC || role == INGERO_ROLE_FREE)
+		mem_nest(a, t, c, in_window);
 }
 
 #endif

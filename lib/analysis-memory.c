@@ -133,7 +133,7 @@ static void absorb(struct memop *op, const struct memop *inner)
 		op->size = inner->size;
 }
 
-void mem_call(struct ingero_analysis *a, struct thread *t, const struct ingero_call *c, int in_window)
+void mem_nest(struct ingero_analysis *a, struct thread *t, const struct ingero_call *c, int in_window)
 {
 	uint32_t role = a->opts.apis[c->api].role;
 	int is_mem = role == INGERO_ROLE_ALLOC || role == INGERO_ROLE_FREE;

@@ -360,12 +360,10 @@ static inline void thread_enter(struct ingero_analysis *a, struct thread *t, uin
 }
 
 /* A thread turns out to be traced: its history kept so far is blamed now. */
-static int mark_traced(struct ingero_analysis *a, struct thread *t)
+static __attribute__((noinline)) int start_tracing(struct ingero_analysis *a, struct thread *t)
 {
 	uint32_t k;
 
-	if (t->traced)
-		return 0;
 	t->traced = 1;
 	for (k = t->len - 1; k >= 1; k--) {
 		struct stretch *s = &t->ring[(t->head - k) & (t->cap - 1)];
@@ -378,6 +376,12 @@ static int mark_traced(struct ingero_analysis *a, struct thread *t)
 		blame_stretch(a, t, s, next->start);
 	}
 	return t->cap < RING_TRACED ? ring_resize(t, RING_TRACED) : 0;
+}
+
+/* Every call and task event marks its thread traced: most find it so already. */
+static inline int mark_traced(struct ingero_analysis *a, struct thread *t)
+{
+	return t->traced ? 0 : start_tracing(a, t);
 }
 
 static int on_switch(struct ingero_analysis *a, const struct ingero_event *ev)
@@ -461,7 +465,7 @@ static int on_wakeup(struct ingero_analysis *a, const struct ingero_event *ev)
 }
 
 /* -a: what a thread of a followed process did before it was followed is not known, nor counted. */
-static void clip_to_followed(const struct ingero_analysis *a, struct thread *t)
+static inline void clip_to_followed(const struct ingero_analysis *a, struct thread *t)
 {
 	struct stretch *s = &t->ring[t->head];
 	uint64_t since;
