@@ -206,6 +206,12 @@ static void resolve_pending(const struct ingero_analysis *a, struct thread *t, u
 		s->kind = followed_since(a, t) > s->start ? INGERO_SPLIT_UNKNOWN : kind;
 }
 
+/* The state of the CPU a stretch ran on or waited for; NULL if it has none. */
+static struct cpu_state *run_queue(const struct ingero_analysis *a, const struct stretch *s)
+{
+	return s->cpu < a->ncpus ? a->cpus[s->cpu] : NULL;
+}
+
 /*
  * Runs the thread of a run queue's history back over [start, end), from its
  * switch number upto down to the oldest it still holds, and keeps the top culprits.
@@ -213,7 +219,7 @@ static void resolve_pending(const struct ingero_analysis *a, struct thread *t, u
 static void find_culprits(struct ingero_analysis *a, struct stretch *s, struct culprits *out, uint64_t end,
 			  int32_t self, uint64_t upto)
 {
-	struct cpu_state *c = s->cpu < a->ncpus ? a->cpus[s->cpu] : NULL;
+	struct cpu_state *c = run_queue(a, s);
 	struct { uint64_t ns, win_ns; int32_t tid; } top[CALL_CULPRITS];
 	uint32_t n = 0, k, i;
 	uint64_t run_end = end, oldest;
@@ -258,17 +264,15 @@ static void find_culprits(struct ingero_analysis *a, struct stretch *s, struct c
 }
 
 /*
- * A runnable stretch's culprits, now for a traced thread; for another only
+ * A runnable stretch's culprits, for a thread not traced: looked up only
  * once it turns out traced (most never do), from the switches its run queue
  * had at the stretch's end, as far as the queue's history still holds them.
  */
-static void stretch_culprits(struct ingero_analysis *a, struct thread *t, struct stretch *s, uint64_t end)
+static void culprits_later(struct ingero_analysis *a, struct thread *t, struct stretch *s)
 {
-	struct cpu_state *c = s->cpu < a->ncpus ? a->cpus[s->cpu] : NULL;
+	struct cpu_state *c = run_queue(a, s);
 
-	if (t->traced) {
-		find_culprits(a, s, culprits_of(t, s), end, t->tid, c ? c->switches : 0);
-	} else if (c) {
+	if (c) {
 		s->ncul = CULPRITS_LATER;
 		culprits_of(t, s)->cpu_switches = c->switches;
 	} else {
@@ -311,12 +315,21 @@ static void blame_stretch(struct ingero_analysis *a, struct thread *t, const str
 		f->preemptions++;
 }
 
-/* A runnable stretch ends at ts: its culprits, the thread's delays, and for a traced thread the blame. */
+/* A traced thread's runnable stretch ends at end: its culprits now, and what each took from it. */
+static __attribute__((noinline)) void culprits_now(struct ingero_analysis *a, struct thread *t, struct stretch *s,
+						   uint64_t end)
+{
+	struct cpu_state *c = run_queue(a, s);
+
+	find_culprits(a, s, culprits_of(t, s), end, t->tid, c ? c->switches : 0);
+	blame_stretch(a, t, s, end);
+}
+
+/* A runnable stretch ends at ts: the thread's delays, and the stretch's culprits. */
 static void close_runnable(struct ingero_analysis *a, struct thread *t, struct stretch *s, uint64_t ts)
 {
 	uint64_t kept = clip(a, s->start, ts);
 
-	stretch_culprits(a, t, s, ts);
 	/* the part in the window, as for the run time; a stretch of no time counts where it ends */
 	if (kept || (ts == s->start && in_window(a, ts))) {
 		t->delays++;
@@ -327,7 +340,9 @@ static void close_runnable(struct ingero_analysis *a, struct thread *t, struct s
 		}
 	}
 	if (t->traced)
-		blame_stretch(a, t, s, ts);
+		culprits_now(a, t, s, ts);
+	else
+		culprits_later(a, t, s);
 }
 
 /* Ends the thread's open stretch at ts: its statistics, and for a runnable one its culprits. */
