@@ -198,7 +198,7 @@ static uint64_t followed_since(const struct ingero_analysis *a, const struct thr
  * turns out to be kind; -a: unknown if the thread's process was followed
  * only after the stretch began.
  */
-static void resolve_pending(const struct ingero_analysis *a, struct thread *t, unsigned kind)
+static inline void resolve_pending(const struct ingero_analysis *a, struct thread *t, unsigned kind)
 {
 	struct stretch *s = &t->ring[t->head];
 
