@@ -759,6 +759,16 @@ static int blame_add(struct ingero_analysis *a, uint64_t key, uint64_t ns, uint6
 	return 0;
 }
 
+/* Adds a call's split to a row's, a class's or a thread's: unrolled, a load and an add a kind. */
+static inline void split_add(uint64_t *sum, const uint64_t *ns)
+{
+	uint32_t i;
+
+	_Pragma("GCC unroll 8")
+	for (i = 0; i < INGERO_NR_SPLITS; i++)
+		sum[i] += ns[i];
+}
+
 /* An outermost call: its class, what its culprits took, who woke it, and its thread's totals. */
 static int account_outer(struct ingero_analysis *a, struct thread *t, struct row *r, const struct ingero_call *c,
 			 uint64_t dur, uint32_t bucket, const struct call_split *cs)
@@ -769,10 +779,8 @@ static int account_outer(struct ingero_analysis *a, struct thread *t, struct row
 	k->calls++;
 	k->sum_ns += dur;
 	k->lossy += cs->lossy;
-	for (i = 0; i < INGERO_NR_SPLITS; i++) {
-		k->split[i] += cs->ns[i];
-		t->call_split[i] += cs->ns[i];
-	}
+	split_add(k->split, cs->ns);
+	split_add(t->call_split, cs->ns);
 	k->taken[0] += cs->taken[0];
 	k->taken[1] += cs->taken[1];
 	t->calls++;
@@ -877,7 +885,7 @@ static int on_call(struct ingero_analysis *a, const struct ingero_event *ev)
 	uint64_t dur = c->end_ns > ev->ts ? c->end_ns - ev->ts : 0;
 	struct thread *t = thread_live(a, (int32_t)c->tid);
 	int win = in_window(a, ev->ts);
-	uint32_t bucket, i;
+	uint32_t bucket;
 	uint64_t since;
 	struct call_split cs;
 	struct row *r;
@@ -922,8 +930,7 @@ static int on_call(struct ingero_analysis *a, const struct ingero_event *ev)
 		r->max = dur;
 	bucket = sketch_bucket(dur);
 	sketch_add(r->sketch, bucket, dur);
-	for (i = 0; i < INGERO_NR_SPLITS; i++)
-		r->split[i] += cs.ns[i];
+	split_add(r->split, cs.ns);
 	if (c->ret) {
 		uint64_t *n = amap_put(&a->errors, error_key(2 * c->api + (c->parent != 0), c->ret), NULL);
 
