@@ -11,8 +11,8 @@ fi
 
 test_expect_success TRACEFS,CUDA 'every call the kernel counted, ingero recorded' '
 	(cd "$TORCH" && ingero record -q -o "$TRASH_DIRECTORY/e.ing.zst" -- sh -c \
-		"python3 empty_cache.py >$TRASH_DIRECTORY/out && pgrep -P \$PPID -x ingero-cleanup >$TRASH_DIRECTORY/pid &&
-		 cat $T/uprobe_events >$TRASH_DIRECTORY/events && cat $T/uprobe_profile >$TRASH_DIRECTORY/profile") &&
+		"python3 empty_cache.py >\"\$0/out\" && pgrep -P \$PPID -x ingero-cleanup >\"\$0/pid\" &&
+		 cat $T/uprobe_events >\"\$0/events\" && cat $T/uprobe_profile >\"\$0/profile\"" "$TRASH_DIRECTORY") &&
 	ingero info --json e.ing.zst >info.json &&
 	python3 "$TORCH/crosscheck.py" ingero_$(cat pid) events profile info.json >check &&
 	grep -q "^cuLaunchKernel kernel=[1-9]" check
