@@ -88,7 +88,7 @@ static int apply(const struct option *o, const char *arg, const char *name)
 		return set_number(o, arg, name);
 	case OPTION_TIME:
 		if (parse_time(arg, o->value))
-			return error("option '%s' wants a time after the trace's start (1.5, 250ms, 30us, 500ns), not '%s'",
+			return error("option '%s' wants a time: seconds, or with s, ms, us, ns (1.5, 250ms), not '%s'",
 				     name, arg);
 		return 0;
 	case OPTION_CALLBACK:

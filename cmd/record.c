@@ -28,7 +28,7 @@
 #define CHILD_GRACE_NS 5000000000ULL
 
 static const char *const record_usage[] = {
-	"ingero record [-o FILE] [-e SET[,SET...]] [--lib PATH]... [-b KB] [--duration SECONDS] -- COMMAND [ARGS...]",
+	"ingero record [-o FILE] [-e SET[,SET...]] [--lib PATH]... [-b KB] [--duration TIME] -- COMMAND [ARGS...]",
 	"ingero record [options] -p PID[,PID...]",
 	"ingero record [options] -a",
 	NULL
@@ -40,7 +40,7 @@ struct record_opts {
 	const char *pids;
 	int all;
 	int buffer_kb;
-	int duration;	/* seconds; -1: no limit */
+	uint64_t duration_ns;	/* UINT64_MAX: no limit */
 	int quiet;
 	int with_returns;
 	struct ingero_strlist libs;
@@ -623,7 +623,7 @@ static int wait_child(struct child *ch)
  * draining the buffers; returns the command's wait status (-1: still running).
  */
 static int record_loop(struct ingero_session *s, struct ingero_recorder *r, struct ingero_writer *w,
-		       struct child *ch, int duration, struct pid_list *scan, int all, int show_status)
+		       struct child *ch, uint64_t duration_ns, struct pid_list *scan, int all, int show_status)
 {
 	uint64_t start = ingero_now_ns(), last_status = start, last_scan = start;
 	int status = -1;
@@ -636,7 +636,7 @@ static int record_loop(struct ingero_session *s, struct ingero_recorder *r, stru
 		now = ingero_now_ns();
 		if (ch && waitpid(ch->pid, &status, WNOHANG) == ch->pid)
 			break;
-		if (duration > 0 && now - start >= (uint64_t)duration * 1000000000ULL)
+		if (now - start >= duration_ns)
 			break;
 		if (ch ? pass_signal(ch, now) : stop_signal != 0)
 			break;
@@ -661,7 +661,7 @@ static int record_loop(struct ingero_session *s, struct ingero_recorder *r, stru
 
 int cmd_record(int argc, const char **argv)
 {
-	struct record_opts o = { .output = "ingero.ing.zst", .buffer_kb = 8192, .duration = -1 };
+	struct record_opts o = { .output = "ingero.ing.zst", .buffer_kb = 8192, .duration_ns = UINT64_MAX };
 	const struct option options[] = {
 		OPT_STRING('o', "output", &o.output, "file", "write the trace to <file>, - for standard output (default ingero.ing.zst)"),
 		OPT_STRING('e', "event", &o.sets, "sets", "probe sets, comma-separated (see 'ingero probes'; default: default)"),
@@ -669,7 +669,7 @@ int cmd_record(int argc, const char **argv)
 		OPT_STRING('p', "pid", &o.pids, "pids", "record these running processes and what they start"),
 		OPT_BOOL('a', "all", &o.all, "record every process that uses a CUDA library"),
 		OPT_BOOL(0, "returns", &o.with_returns, "probe the returns of launches too: their durations, at twice the probes' cost"),
-		OPT_INT(0, "duration", &o.duration, "seconds", "stop recording after this long"),
+		OPT_TIME(0, "duration", &o.duration_ns, "stop recording after this long: seconds, or with s, ms, us, ns"),
 		OPT_INT('b', "buffer-size", &o.buffer_kb, "kb", "ring buffer per CPU in KiB (default 8192)"),
 		OPT_BOOL('q', "quiet", &o.quiet, "no status line and no summary"),
 		OPT_END(),
@@ -703,8 +703,8 @@ int cmd_record(int argc, const char **argv)
 		error("the buffer size must be a positive number of KiB");
 		usage_with_options(record_usage, options, 1);
 	}
-	if (!o.duration) {
-		error("the duration must be a positive number of seconds");
+	if (!o.duration_ns) {
+		error("the duration must be longer than 0");
 		usage_with_options(record_usage, options, 1);
 	}
 	apis = recorded_apis(o.with_returns, &napis);
@@ -777,7 +777,7 @@ int cmd_record(int argc, const char **argv)
 		waitpid(ch.pid, NULL, 0);
 		status = 127 << 8;
 	} else {
-		status = record_loop(s, r, w, argc ? &ch : NULL, o.duration, o.pids || o.all ? &pids : NULL,
+		status = record_loop(s, r, w, argc ? &ch : NULL, o.duration_ns, o.pids || o.all ? &pids : NULL,
 				     o.all, !o.quiet && isatty(2));
 		/* the command ended by itself: what it started and left running is recorded no further */
 		if (argc && status >= 0)

@@ -17,7 +17,11 @@ test_expect_success 'a buffer of no size, a duration of none and a malformed pid
 	test_expect_code 129 ingero record -b 0 -- true 2>err &&
 	grep -q "positive number of KiB" err &&
 	test_expect_code 129 ingero record --duration 0 -- true 2>err &&
-	grep -x "ingero: the duration must be a positive number of seconds" err &&
+	grep -x "ingero: the duration must be longer than 0" err &&
+	for t in -5 1.5x inf 0x10; do
+		test_expect_code 129 ingero record --duration $t -- true 2>err &&
+		grep -q "^ingero: option .--duration. wants a time: " err || return 1
+	done &&
 	test_expect_code 129 ingero record -p 1,,2 2>err &&
 	test_line_count = 1 err &&
 	grep -q "not .1,,2." err &&
@@ -213,6 +217,16 @@ test_expect_success TRACEFS 'a command that leaves processes running: how many i
 
 test_expect_success TRACEFS 'death by a signal is 128+N' '
 	test_expect_code 137 ingero record -q -o t.ing.zst -- "$WORKLOADS/exit-status" -s 9 0
+'
+
+test_expect_success TRACEFS '--duration takes a fraction or a unit: -p ends after it, the process still running' '
+	{ sleep 30 & } &&
+	pid=$! &&
+	test_when_finished "kill $pid 2>/dev/null; true" &&
+	timeout 20 ingero record -q -o dur.ing.zst -p $pid --duration 300ms &&
+	kill -0 $pid &&
+	timeout 20 ingero record -q -o dur.ing.zst -p $pid --duration 0.3 &&
+	kill -0 $pid
 '
 
 test_expect_success TRACEFS 'a signal after --duration is passed on, and the command waited for' '
