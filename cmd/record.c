@@ -111,21 +111,44 @@ static char *read_line_file(const char *path, char *buf, size_t len)
 	return buf;
 }
 
+/* Whether arg reads back as one word in a shell as it is. */
+static int shell_plain(const char *arg)
+{
+	static const char plain[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_@%+=:,./-";
+
+	return *arg && !arg[strspn(arg, plain)];
+}
+
+/* The command line as a shell takes it back: an argument that needs it in single quotes. */
 static char *join_args(const char **argv)
 {
 	size_t len = 1, i;
-	char *s;
+	char *s, *p;
 
 	for (i = 0; argv[i]; i++)
-		len += strlen(argv[i]) + 1;
-	s = calloc(1, len);
+		len += 4 * strlen(argv[i]) + 3;
+	p = s = malloc(len);
 	if (!s)
 		die("out of memory");
 	for (i = 0; argv[i]; i++) {
+		const char *a = argv[i];
+
 		if (i)
-			strcat(s, " ");
-		strcat(s, argv[i]);
+			*p++ = ' ';
+		if (shell_plain(a)) {
+			p = stpcpy(p, a);
+			continue;
+		}
+		*p++ = '\'';
+		for (; *a; a++) {
+			if (*a == '\'')
+				p = stpcpy(p, "'\\''");
+			else
+				*p++ = *a;
+		}
+		*p++ = '\'';
 	}
+	*p = 0;
 	return s;
 }
 

@@ -215,6 +215,15 @@ test_expect_success TRACEFS 'a command that leaves processes running: how many i
 	test_line_count = 0 err
 '
 
+test_expect_success TRACEFS 'the command line in the trace reads back in a shell as the arguments it had' '
+	ingero record -q -o argv.ing.zst -- sh -c "exit 0" "a b" "it'\''s" "" "x\$y" 2>/dev/null &&
+	ingero info --json argv.ing.zst | jq -r .header.command >command &&
+	grep -q "^sh -c " command &&
+	eval "set -- $(cat command)" &&
+	test $# = 7 && test "$3" = "exit 0" && test "$4" = "a b" && test "$5" = "it'\''s" &&
+	test "$6" = "" && test "$7" = "x\$y"
+'
+
 test_expect_success TRACEFS 'death by a signal is 128+N' '
 	test_expect_code 137 ingero record -q -o t.ing.zst -- "$WORKLOADS/exit-status" -s 9 0
 '
