@@ -436,25 +436,6 @@ static int is_zombie(pid_t pid)
 	return state && state[1] == ' ' && (state[2] == 'Z' || state[2] == 'X');
 }
 
-/* The process of a task: a thread's id stands for its whole process. The pid itself where /proc does not say. */
-static pid_t process_of(pid_t tid)
-{
-	char path[64], line[128];
-	pid_t tgid = tid;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
-	if (!(f = fopen(path, "r")))
-		return tid;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, "Tgid:", 5)) {
-			tgid = (pid_t)strtol(line + 5, NULL, 10);
-			break;
-		}
-	fclose(f);
-	return tgid > 0 ? tgid : tid;
-}
-
 static void parse_pids(const char *arg, struct pid_list *out)
 {
 	const char *list = arg;
@@ -473,7 +454,8 @@ static void parse_pids(const char *arg, struct pid_list *out)
 			die("no process %ld", v);
 		if (is_zombie(v))
 			die("process %ld has ended (its parent has not reaped it yet)", v);
-		pid = process_of(v);
+		/* a thread's id stands for its whole process */
+		pid = ingero_process_of(v);
 		for (i = 0; i < out->n && out->pids[i] != pid; i++)
 			;
 		if (i == out->n)

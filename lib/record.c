@@ -655,25 +655,28 @@ static size_t tid_slot(const struct ingero_recorder *r, int32_t tid)
 }
 
 /* A task's process, for one that existed before its fork could be seen; in a container, /proc has other pids. */
-static uint32_t read_tgid(const struct ingero_recorder *r, int32_t tid)
+pid_t ingero_process_of(pid_t tid)
 {
 	char path[64], line[128];
-	uint32_t tgid = tid;
+	pid_t tgid = tid;
 	FILE *f;
 
-	if (r->s->child_ns)
-		return tgid;
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
-	f = fopen(path, "r");
-	if (!f)
-		return tgid;
+	if (!(f = fopen(path, "r")))
+		return tid;
 	while (fgets(line, sizeof(line), f))
 		if (!strncmp(line, "Tgid:", 5)) {
-			tgid = strtoul(line + 5, NULL, 10);
+			tgid = (pid_t)strtol(line + 5, NULL, 10);
 			break;
 		}
 	fclose(f);
-	return tgid;
+	return tgid > 0 ? tgid : tid;
+}
+
+/* A task's process; in a PID namespace of ingero's own, /proc's pids are not the kernel's. */
+static uint32_t read_tgid(const struct ingero_recorder *r, int32_t tid)
+{
+	return r->s->child_ns ? (uint32_t)tid : (uint32_t)ingero_process_of(tid);
 }
 
 static int grow_threads(struct ingero_recorder *r)

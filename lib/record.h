@@ -52,6 +52,8 @@ int ingero_recorder_follow_mapped(struct ingero_recorder *r);
  * says whose they were. What they start later, their forks say.
  */
 void ingero_recorder_know_process(struct ingero_recorder *r, pid_t pid);
+/* The process of task tid as /proc says (its Tgid), or tid itself where /proc does not say. */
+pid_t ingero_process_of(pid_t tid);
 /* -a: copies up to max of the processes followed, from the from-th on, into pids; returns how many. */
 size_t ingero_recorder_processes(struct ingero_recorder *r, pid_t *pids, size_t from, size_t max);
 /*
