@@ -640,26 +640,6 @@ int ingero_session_follow_children(struct ingero_session *s)
 	return s->child_ns ? set_pid_filter(s->instance, self) : 0;
 }
 
-/* The pids the filter holds but ingero's own: in a PID namespace of its own, its child's on the host. */
-static int host_children(struct ingero_session *s, char *buf, size_t size, pid_t *first)
-{
-	char *list = tracefs_instance_file_read(s->instance, "set_event_pid", NULL), *p, *end;
-	size_t len = 0;
-	long pid;
-
-	if (!list)
-		return error_errno("cannot read the pid filter");
-	*first = 0;
-	for (p = list; (pid = strtol(p, &end, 10)) > 0 && len < size - 16; p = end)
-		if (pid != s->host_self) {
-			len += snprintf(buf + len, size - len, "%ld ", pid);
-			if (!*first)
-				*first = (pid_t)pid;
-		}
-	free(list);
-	return *first ? 0 : error("the pid filter caught no child of ingero's");
-}
-
 pid_t ingero_session_local_pid(const struct ingero_session *s, pid_t host)
 {
 	return !s->child_ns ? host : host == s->child_host ? s->child_local : 0;
@@ -774,6 +754,22 @@ static int list_tasks(pid_t pid, struct tid_set *known, struct tid_set *fresh)
 	return 0;
 }
 
+/* Adds to children the pids the filter holds but ingero's own: in a PID namespace of its own, its child's on the host. */
+static int host_children(struct ingero_session *s, struct tid_set *children)
+{
+	struct tid_set all = { 0 };
+	size_t i;
+	int ret = read_filter(s->instance, &all);
+
+	for (i = 0; !ret && i < all.n; i++)
+		if (all.tids[i] != s->host_self && tid_set_add(children, all.tids[i]) < 0)
+			ret = error("out of memory for the pid filter");
+	free(all.tids);
+	if (!ret && !children->n)
+		ret = error("the pid filter caught no child of ingero's");
+	return ret;
+}
+
 /*
  * The kernel filters by task: a process's threads are in it one by one.
  * The processes' tasks are listed again after each write, until none is
@@ -816,18 +812,23 @@ out:
 
 int ingero_session_filter_pids(struct ingero_session *s, const pid_t *pids, size_t n)
 {
-	char buf[16 * 64];
+	struct tid_set children = { 0 };
+	int ret;
 
+	if (!s->child_ns)
+		return filter_processes(s, pids, n);
 	/* in a PID namespace of its own, the command's pid is the one its fork added to ingero's */
-	if (s->child_ns) {
-		if (n != 1)
-			return error("in a PID namespace of its own, ingero follows the one command it starts");
-		if (host_children(s, buf, sizeof(buf), &s->child_host))
-			return -1;
+	if (n != 1)
+		return error("in a PID namespace of its own, ingero follows the one command it starts");
+	ret = host_children(s, &children);
+	if (!ret) {
+		s->child_host = children.tids[0];
 		s->child_local = pids[0];
-		return set_pid_filter(s->instance, buf);
+		if (write_pids(s->instance, children.tids, children.n, 0))
+			ret = error_errno("cannot set the pid filter");
 	}
-	return filter_processes(s, pids, n);
+	free(children.tids);
+	return ret;
 }
 
 int ingero_session_follow(struct ingero_session *s, const pid_t *tids, size_t n)
