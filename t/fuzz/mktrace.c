@@ -184,6 +184,26 @@ static int text_fail(unsigned line, const char *what)
 	exit(1);
 }
 
+/* The comms a description gives, kept as long as the events that point to them. */
+static char text_comms[1 << 16];
+static size_t text_comms_used;
+
+/* A line's comm, kept; without one, the comm named for tid. */
+static const char *comm_or_name(const char *comm, int32_t tid, unsigned line)
+{
+	size_t n;
+	char *kept;
+
+	if (!comm)
+		return name_of(tid);
+	n = strlen(comm) + 1;
+	if (n > sizeof(text_comms) - text_comms_used)
+		text_fail(line, "too many comms");
+	kept = memcpy(text_comms + text_comms_used, comm, n);
+	text_comms_used += n;
+	return kept;
+}
+
 /* The value of key in the line's fields, or NULL. */
 static const char *field(char **f, unsigned n, const char *key)
 {
@@ -308,10 +328,8 @@ static int write_text(const char *desc, const char *path)
 				.next_tid = (int32_t)num(f, n, "next", line, 1, 0), .prev_prio = 120, .next_prio = 120,
 				.prev_state = state_of(field(f, n, "state"), line),
 			};
-			e->sw.prev_comm = field(f, n, "prev_comm") ? strdup(field(f, n, "prev_comm")) :
-				name_of(e->sw.prev_tid);
-			e->sw.next_comm = field(f, n, "next_comm") ? strdup(field(f, n, "next_comm")) :
-				name_of(e->sw.next_tid);
+			e->sw.prev_comm = comm_or_name(field(f, n, "prev_comm"), e->sw.prev_tid, line);
+			e->sw.next_comm = comm_or_name(field(f, n, "next_comm"), e->sw.next_tid, line);
 		} else if (!strcmp(kind, "wake")) {
 			e->stream = INGERO_STREAM_WAKEUP;
 			e->wakeup = (struct ingero_wakeup){
@@ -331,7 +349,7 @@ static int write_text(const char *desc, const char *path)
 				.pid = (uint32_t)num(f, n, "pid", line, 1, 0), .tid = (uint32_t)num(f, n, "tid", line, 1, 0),
 				.child_pid = (uint32_t)num(f, n, "cpid", line, 0, 0),
 				.child_tid = (uint32_t)num(f, n, "ctid", line, 0, 0),
-				.comm = c ? strdup(c) : name_of((int32_t)num(f, n, "tid", line, 1, 0)),
+				.comm = comm_or_name(c, (int32_t)num(f, n, "tid", line, 1, 0), line),
 			};
 		} else if (!strcmp(kind, "lost")) {
 			e->stream = INGERO_STREAM_LOST;
