@@ -164,6 +164,24 @@ static int being_written(const char *path)
 	return busy;
 }
 
+/* The trace file ingero made, until recording starts; and the file it moved to .old for it. */
+static struct {
+	const char *path;
+	char old[PATH_MAX];
+	int moved;
+} made_output;
+
+/* Whatever path a failed start leaves by, die() included: its file goes, and the one it moved comes back. */
+static void unmake_output(void)
+{
+	if (!made_output.path)
+		return;
+	unlink(made_output.path);
+	if (made_output.moved)
+		rename(made_output.old, made_output.path);
+	made_output.path = NULL;
+}
+
 /*
  * A new file for the trace, 0600 as it holds command lines and pointers; an
  * existing one is kept as FILE.old, unless another recording is writing it:
@@ -171,16 +189,18 @@ static int being_written(const char *path)
  */
 static int create_output(const char *path)
 {
-	char old[PATH_MAX];
 	int fd;
 
 	if (!access(path, F_OK)) {
 		if (being_written(path))
 			die("'%s' is being written by another recording: give another -o", path);
-		snprintf(old, sizeof(old), "%s.old", path);
-		if (rename(path, old))
-			die_errno("cannot keep the existing '%s' as '%s'", path, old);
+		snprintf(made_output.old, sizeof(made_output.old), "%s.old", path);
+		if (rename(path, made_output.old))
+			die_errno("cannot keep the existing '%s' as '%s'", path, made_output.old);
+		made_output.moved = 1;
 	}
+	made_output.path = path;
+	atexit(unmake_output);
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd >= 0)
 		flock(fd, LOCK_EX | LOCK_NB);
@@ -190,21 +210,19 @@ static int create_output(const char *path)
 /*
  * The trace's file: "-" is the standard output; a device, pipe or link
  * (/dev/stdout) is written through, unless it leads to a file with data,
- * which would be lost. *made says whether the file is ingero's own, to
- * remove if recording cannot start.
+ * which would be lost. A file of ingero's own goes again if recording
+ * cannot start.
  */
-static int open_output(const char *path, int *made)
+static int open_output(const char *path)
 {
 	struct stat lst, st;
 	int fd;
 
-	*made = 0;
 	if (!strcmp(path, "-"))
 		fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
-	else if (lstat(path, &lst) || S_ISREG(lst.st_mode)) {
+	else if (lstat(path, &lst) || S_ISREG(lst.st_mode))
 		fd = create_output(path);
-		*made = 1;
-	} else if (S_ISDIR(lst.st_mode))
+	else if (S_ISDIR(lst.st_mode))
 		die("cannot write the trace to '%s': it is a directory", path);
 	else if (!stat(path, &st) && S_ISREG(st.st_mode) && st.st_size)
 		die("'%s' links to a file that holds data: name that file, to have it kept as .old", path);
@@ -695,7 +713,7 @@ int cmd_record(int argc, const char **argv)
 	char *command;
 	struct ingero_trace_stats written;
 	struct ingero_record_stats recorded;
-	int fd, made, status, err, left = 0, code = 1;
+	int fd, status, err, left = 0, code = 1;
 
 	argc = parse_options(argc, argv, options, record_usage, PARSE_OPT_STOP_AT_NON_OPTION);
 	if (!!argc + !!o.pids + !!o.all != 1) {
@@ -732,15 +750,12 @@ int cmd_record(int argc, const char **argv)
 	atexit(free_live_session);
 	command = argc ? join_args(argv) : strdup(o.pids ? o.pids : "-a");
 	build_header(&hdr, command, apis, napis, &uts, boot_id, sizeof(boot_id));
-	fd = open_output(o.output, &made);
+	fd = open_output(o.output);
 	w = ingero_writer_new(fd, &hdr);
 	r = w ? ingero_recorder_new(s, w, apis, napis, enabled) : NULL;
 	live_recorder = r;
-	if (!r) {
-		if (made)
-			unlink(o.output);
+	if (!r)
 		exit(1);
-	}
 	catch_signals();
 
 	if (argc) {
@@ -782,6 +797,8 @@ int cmd_record(int argc, const char **argv)
 		waitpid(ch.pid, NULL, 0);
 		status = 127 << 8;
 	} else {
+		/* recording runs: whatever happens now, the trace is kept */
+		made_output.path = NULL;
 		status = record_loop(s, r, w, argc ? &ch : NULL, o.duration_ns, o.pids || o.all ? &pids : NULL,
 				     o.all, !o.quiet && isatty(2));
 		/* the command ended by itself: what it started and left running is recorded no further */
@@ -826,7 +843,5 @@ fail:
 	if (ch.pid > 0)
 		kill(ch.pid, SIGKILL);
 	ingero_mmapwatch_stop(&watch);
-	if (made)
-		unlink(o.output);
 	exit(code);
 }

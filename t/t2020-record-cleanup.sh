@@ -77,18 +77,23 @@ test_expect_success TRACEFS 'the command holds no file of the tracing instance, 
 '
 
 test_expect_success TRACEFS 'too few file descriptors, wherever it fails: one line, exit 1, nothing left behind' '
+	echo "an earlier trace" >fd.ing.zst &&
+	cp fd.ing.zst earlier &&
 	for n in $(seq 4 64); do
 		(ulimit -n $n && exec ingero record -q -o fd.ing.zst -- "$WORKLOADS/alloc-free" 3) >out 2>err
 		status=$?
 		test $status = 0 && break
 		# too few for the dynamic loader to start ingero at all
 		test $status = 127 && grep -q "error while loading shared libraries" err && continue
+		# the earlier trace is where it was, not moved to .old for a trace that never began
 		{ test $status = 1 &&
 		  test_line_count = 1 err &&
 		  ! grep -q "this kernel has no event" err &&
+		  cmp earlier fd.ing.zst && ! test -e fd.ing.zst.old &&
 		  ingero_kernel_leftovers >left &&
 		  test_line_count = 0 left; } || { echo "ulimit -n $n: exit $status" >&2; cat err left >&2; return 1; }
 	done &&
+	cmp earlier fd.ing.zst.old &&
 	test $status = 0 &&
 	test_api_calls fd.ing.zst cudaMalloc 3
 '
