@@ -600,6 +600,13 @@ static const struct ingero_api *recorded_apis(int with_returns, size_t *napis)
 	return apis;
 }
 
+/* Sends sig to the command, and SIGCONT after it: a command that stopped itself acts on sig only once continued. */
+static void signal_command(const struct child *ch, int sig)
+{
+	kill(ch->pid, sig);
+	kill(ch->pid, SIGCONT);
+}
+
 /*
  * Passes a stop signal on to the command: SIGINT once it has had a while to
  * end by itself (a terminal's Ctrl-C reached it already), any other at once;
@@ -611,11 +618,11 @@ static int pass_signal(struct child *ch, uint64_t now)
 		return 0;
 	if (!ch->stop_at) {
 		if (stop_signal != SIGINT)
-			kill(ch->pid, stop_signal);
+			signal_command(ch, stop_signal);
 		ch->stop_at = now;
 	}
 	if (stop_signal == SIGINT && now - ch->stop_at > CHILD_OWN_NS) {
-		kill(ch->pid, SIGINT);
+		signal_command(ch, SIGINT);
 		stop_signal = -1;
 	}
 	if (now - ch->stop_at > CHILD_GRACE_NS) {

@@ -252,6 +252,21 @@ test_expect_success TRACEFS 'a signal after --duration is passed on, and the com
 	test_line_count = 0 left
 '
 
+test_expect_success TRACEFS 'a command that stopped itself ends on the signal passed on, not killed after the grace' '
+	ingero record -q -o stopped.ing.zst -- sh -c "kill -STOP \$\$; exit 3" &
+	pid=$! &&
+	for i in $(seq 1000); do
+		c=$(pgrep -P $pid -x sh) && test "$(cut -d" " -f3 /proc/$c/stat)" = T && break
+		sleep 0.01
+	done &&
+	kill -TERM $pid &&
+	{ wait $pid; echo $? >status; } &&
+	echo 143 >expect &&
+	test_cmp expect status &&
+	ingero_kernel_leftovers >left &&
+	test_line_count = 0 left
+'
+
 test_expect_success TRACEFS 'Ctrl-C before the command starts: 130, nothing recorded, nothing left behind' '
 	INGERO_NO_GROUPED_PROBES=1 setsid env --default-signal=INT ingero record -o w.ing.zst \
 		--lib "$WORKLOADS/libcuda.so.1" -- "$WORKLOADS/alloc-free" 5 >w.out 2>w.err &
