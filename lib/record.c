@@ -752,20 +752,16 @@ static int pid_list_add(struct pid_list *l, pid_t pid)
 	return 0;
 }
 
-/* Adds process pid's tasks to l, unless its main thread is followed already. */
-static void list_process(struct ingero_recorder *r, pid_t pid, struct pid_list *l)
+/* Adds to l the tasks of process pid that are not followed yet; 0 when the process has ended. */
+static int list_new_tasks(struct ingero_recorder *r, pid_t pid, struct pid_list *l)
 {
-	struct thread *main_thread = thread_get(r, pid, pid);
 	char path[64];
 	struct dirent *e;
 	DIR *d;
 
-	if (main_thread && main_thread->followed)
-		return;
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
 	if (!(d = opendir(path)))
-		return;
-	pid_list_add(&r->procs, pid);
+		return 0;
 	while ((e = readdir(d))) {
 		pid_t tid = (pid_t)strtol(e->d_name, NULL, 10);
 		struct thread *t = tid > 0 ? thread_get(r, tid, pid) : NULL;
@@ -774,6 +770,16 @@ static void list_process(struct ingero_recorder *r, pid_t pid, struct pid_list *
 			t->followed = 1;
 	}
 	closedir(d);
+	return 1;
+}
+
+/* Adds process pid's tasks to l, unless its main thread is followed already. */
+static void list_process(struct ingero_recorder *r, pid_t pid, struct pid_list *l)
+{
+	struct thread *main_thread = thread_get(r, pid, pid);
+
+	if ((!main_thread || !main_thread->followed) && list_new_tasks(r, pid, l))
+		pid_list_add(&r->procs, pid);
 }
 
 /* Notes that process pid's scheduling is recorded from now on (pid 0: that only those so noted are). */
@@ -805,11 +811,23 @@ static void emit_follows(struct ingero_recorder *r, uint64_t ts)
 	r->nfollows -= i;
 }
 
-/* Adds the tids in all to the filter, and notes that the processes from procs.pids[first] on joined it. */
-static int follow_tasks(struct ingero_recorder *r, const struct pid_list *all, size_t first)
+/*
+ * Adds the tids in all to the filter, then the tasks that the processes from
+ * procs.pids[first] on started meanwhile, until none is missing (the kernel
+ * follows into its children only a task that is in the filter already), and
+ * notes that those processes joined it.
+ */
+static int follow_tasks(struct ingero_recorder *r, struct pid_list *all, size_t first)
 {
-	if (all->n && ingero_session_follow(r->s, all->pids, all->n))
-		return -1;
+	size_t i, round;
+
+	for (round = 0; all->n && round < 1000; round++) {
+		if (ingero_session_follow(r->s, all->pids, all->n))
+			return -1;
+		all->n = 0;
+		for (i = first; i < r->procs.n; i++)
+			list_new_tasks(r, r->procs.pids[i], all);
+	}
 	for (; first < r->procs.n; first++)
 		note_follow(r, r->procs.pids[first]);
 	return 0;
