@@ -25,6 +25,9 @@ bin=$(cd "$bin" && pwd) && ingero=$(cd "$(dirname "$ingero")" && pwd)/$(basename
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/bench-lib.sh"
 T=/sys/kernel/tracing
+# The driver finds the stand-ins beside it through its RUNPATH, which a CUDA set-up's
+# LD_LIBRARY_PATH would override with the real libraries, where no probe of ours is.
+unset LD_LIBRARY_PATH
 [ "$(id -u)" = 0 ] || { echo "bench: run as root (uprobes through tracefs)" >&2; exit 1; }
 [ -d $T/instances ] || mount -t tracefs nodev $T 2>/dev/null || { echo "bench: no tracefs at $T (mount -t tracefs nodev $T)" >&2; exit 1; }
 
