@@ -137,6 +137,9 @@ struct live_alloc {
 	int in_window;	/* made by a call that --from and --to keep: listed if never freed */
 };
 
+/* What an event of one stream does, as ingero_analysis_add() routes it. */
+typedef int handler(struct ingero_analysis *a, const struct ingero_event *ev);
+
 #define LOSSY_RING 64
 #define HELD_CALLS 8
 #define RECENT_THREADS 256
@@ -146,6 +149,7 @@ struct ingero_analysis {
 	struct ingero_analysis_opts opts;
 	int32_t *size_arg, *ptr_arg;	/* per API: the argument holding the size, the pointer freed */
 	uint64_t origin, last_key;
+	handler *const *route;	/* by stream: the first event's way, the held calls', or the handlers */
 	uint64_t events[INGERO_NR_STREAMS];
 	uint64_t traced_ns, uncovered_calls, repaired, unknown_api_calls, unfollowed_calls;
 	/* -a: only the processes followed have their scheduling recorded, each since its time here */
@@ -179,7 +183,7 @@ struct ingero_analysis {
 	uint64_t live_bytes;	/* of the live blocks that calls the window keeps allocated */
 	uint64_t timeline_width, timeline[TIMELINE], timeline_value;
 	uint32_t timeline_last;
-	int started, finished;
+	int finished;
 	/* calls of the newest ns that a switch-in of the same ns may yet explain: see hold() */
 	struct ingero_event held[HELD_CALLS];
 	uint32_t nheld;

@@ -942,6 +942,11 @@ static int on_call(struct ingero_analysis *a, const struct ingero_event *ev)
 	return c->parent ? 0 : account_outer(a, t, r, c, dur, bucket, &cs);
 }
 
+static int add_held(struct ingero_analysis *a, const struct ingero_event *ev);
+
+/* While calls are held, every event goes through add_held(). */
+static handler *const held_route[INGERO_NR_STREAMS] = { [0 ... INGERO_NR_STREAMS - 1] = add_held };
+
 /*
  * A call sorts before the switches of the ns it returns at, yet its thread
  * ran then: where the history has the thread off the CPU, the switch-in of
@@ -960,23 +965,12 @@ static int hold(struct ingero_analysis *a, const struct ingero_event *ev)
 		if (kind == INGERO_SPLIT_ONCPU || kind == KIND_PENDING)
 			return 0;
 		a->held_key = ev->call.end_ns;
+		a->route = held_route;
 	}
 	if (a->nheld == HELD_CALLS)
 		return 0;
 	a->held[a->nheld++] = *ev;
 	return 1;
-}
-
-/* The calls held, in their order. */
-int held_flush(struct ingero_analysis *a)
-{
-	uint32_t i, n = a->nheld;
-
-	a->nheld = 0;
-	for (i = 0; i < n; i++)
-		if (on_call(a, &a->held[i]))
-			return -1;
-	return 0;
 }
 
 static int held_tid(const struct ingero_analysis *a, int32_t tid)
@@ -1013,8 +1007,6 @@ static int on_return(struct ingero_analysis *a, const struct ingero_event *ev)
 	return hold(a, ev) ? 0 : on_call(a, ev);
 }
 
-typedef int handler(struct ingero_analysis *a, const struct ingero_event *ev);
-
 /* Each stream's handler, called through the table so that none is inlined into the per-event bookkeeping. */
 static handler *const handlers[INGERO_NR_STREAMS] = {
 	[INGERO_STREAM_CALL] = on_return,
@@ -1026,15 +1018,28 @@ static handler *const handlers[INGERO_NR_STREAMS] = {
 	[INGERO_STREAM_LIB] = on_lib,
 };
 
+/* The calls held, in their order. */
+int held_flush(struct ingero_analysis *a)
+{
+	uint32_t i, n = a->nheld;
+
+	a->nheld = 0;
+	a->route = handlers;
+	for (i = 0; i < n; i++)
+		if (on_call(a, &a->held[i]))
+			return -1;
+	return 0;
+}
+
 /*
  * An event while calls are held. They wait only for the switches and
  * wakeups of their ns, and another call only while there is room; a held
  * call ran before its thread's switch-out, and after its switch-in.
  */
-static __attribute__((noinline)) int add_held(struct ingero_analysis *a, const struct ingero_event *ev,
-					      uint64_t key)
+static int add_held(struct ingero_analysis *a, const struct ingero_event *ev)
 {
 	uint32_t s = ev->stream;
+	uint64_t key = ingero_event_key(ev);
 	int waits = s == INGERO_STREAM_SWITCH || s == INGERO_STREAM_WAKEUP ||
 		    (s == INGERO_STREAM_CALL && a->nheld < HELD_CALLS);
 
@@ -1049,21 +1054,28 @@ static __attribute__((noinline)) int add_held(struct ingero_analysis *a, const s
 	return a->nheld && held_tid(a, ev->sw.next_tid) ? held_flush(a) : 0;
 }
 
+/* The first event: where the trace starts, unless the header says. */
+static int add_first(struct ingero_analysis *a, const struct ingero_event *ev)
+{
+	if (!a->opts.start_ns)
+		a->origin = ev->ts;
+	a->route = handlers;
+	return handlers[ev->stream](a, ev);
+}
+
+/* Until the first event, every event goes through add_first(). */
+static handler *const first_route[INGERO_NR_STREAMS] = { [0 ... INGERO_NR_STREAMS - 1] = add_first };
+
 int ingero_analysis_add(struct ingero_analysis *a, const struct ingero_event *ev)
 {
 	uint64_t key = ingero_event_key(ev);
 
 	if (ev->stream >= INGERO_NR_STREAMS)
 		return 0;
-	if (!a->started) {
-		a->started = 1;
-		if (!a->opts.start_ns)
-			a->origin = ev->ts;
-	}
 	a->events[ev->stream]++;
 	if (key > a->last_key)
 		a->last_key = key;
-	return a->nheld ? add_held(a, ev, key) : handlers[ev->stream](a, ev);
+	return a->route[ev->stream](a, ev);
 }
 
 struct ingero_analysis *ingero_analysis_new(const struct ingero_analysis_opts *opts)
@@ -1075,6 +1087,7 @@ struct ingero_analysis *ingero_analysis_new(const struct ingero_analysis_opts *o
 		return NULL;
 	a->opts = *opts;
 	a->origin = opts->start_ns;
+	a->route = first_route;
 	a->rows = calloc(2 * n + 1, sizeof(*a->rows));
 	a->size_arg = calloc(n + 1, sizeof(*a->size_arg));
 	a->ptr_arg = calloc(n + 1, sizeof(*a->ptr_arg));
