@@ -147,6 +147,8 @@ typedef int handler(struct ingero_analysis *a, const struct ingero_event *ev);
 
 struct ingero_analysis {
 	struct ingero_analysis_opts opts;
+	/* --from and --to as every event tests them: an end of UINT64_MAX, the length from --from, no branch */
+	uint64_t window_end, window_len;
 	int32_t *size_arg, *ptr_arg;	/* per API: the argument holding the size, the pointer freed */
 	uint64_t origin, last_key;
 	handler *const *route;	/* by stream: the first event's way, the held calls', or the handlers */
@@ -271,7 +273,7 @@ static inline struct thread *thread_get(struct ingero_analysis *a, int32_t tid)
 
 static inline int in_window(const struct ingero_analysis *a, uint64_t ts)
 {
-	return ts >= a->opts.from_ns && (!a->opts.to_ns || ts < a->opts.to_ns);
+	return ts - a->opts.from_ns < a->window_len;
 }
 
 /* A call's part in the device memory: most calls neither allocate nor free, and have nothing pending. */

@@ -36,8 +36,8 @@ static uint64_t clip(const struct ingero_analysis *a, uint64_t lo, uint64_t hi)
 {
 	if (lo < a->opts.from_ns)
 		lo = a->opts.from_ns;
-	if (a->opts.to_ns && hi > a->opts.to_ns)
-		hi = a->opts.to_ns;
+	if (hi > a->window_end)
+		hi = a->window_end;
 	return hi > lo ? hi - lo : 0;
 }
 
@@ -1086,6 +1086,8 @@ struct ingero_analysis *ingero_analysis_new(const struct ingero_analysis_opts *o
 	if (!a)
 		return NULL;
 	a->opts = *opts;
+	a->window_end = opts->to_ns ? opts->to_ns : UINT64_MAX;
+	a->window_len = a->window_end > opts->from_ns ? a->window_end - opts->from_ns : 0;
 	a->origin = opts->start_ns;
 	a->route = first_route;
 	a->rows = calloc(2 * n + 1, sizeof(*a->rows));
