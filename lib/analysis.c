@@ -658,10 +658,12 @@ static void add_culprit(struct call_split *cs, int32_t tid, uint32_t cpu, uint64
 /*
  * Walks the thread's history back from the call's return to its entry.
  * Wakers are ranked by the blocked time they ended; a call's top waker is
- * the one that ended most of it.
+ * the one that ended most of it. Inlined: most calls span a stretch or
+ * two, and a function's frame and arguments cost more than that walk.
  */
-static void split_call(struct ingero_analysis *a, struct thread *t, const struct ingero_event *ev,
-		       uint64_t since, struct call_split *cs, int shown)
+static inline __attribute__((always_inline)) void split_call(struct ingero_analysis *a, struct thread *t,
+							    const struct ingero_event *ev, uint64_t since,
+							    struct call_split *cs, int shown)
 {
 	uint64_t ts = ev->ts, end = ev->call.end_ns, s_end = end;
 	struct { int32_t tid; uint64_t ns; } wk[4];
@@ -879,11 +881,12 @@ static void calls_from(struct ingero_analysis *a, struct thread *t, uint64_t ts)
 	t->first_ts = ts;
 }
 
-static int on_call(struct ingero_analysis *a, const struct ingero_event *ev)
+/* A call taken in; found: its thread as thread_get() found it, NULL if not looked up. */
+static int on_call(struct ingero_analysis *a, const struct ingero_event *ev, struct thread *found)
 {
 	const struct ingero_call *c = &ev->call;
 	uint64_t dur = c->end_ns > ev->ts ? c->end_ns - ev->ts : 0;
-	struct thread *t = thread_live(a, (int32_t)c->tid);
+	struct thread *t = found && !found->exited ? found : thread_live(a, (int32_t)c->tid);
 	int win = in_window(a, ev->ts);
 	uint32_t bucket;
 	uint64_t since;
@@ -951,15 +954,15 @@ static handler *const held_route[INGERO_NR_STREAMS] = { [0 ... INGERO_NR_STREAMS
  * A call sorts before the switches of the ns it returns at, yet its thread
  * ran then: where the history has the thread off the CPU, the switch-in of
  * that ns may be yet to come. Such a call, and those after it of its ns, are
- * held until that switch-in or a later event.
+ * held until that switch-in or a later event. t: the call's thread, looked
+ * up only when none is held and the API is known.
  */
-static int hold(struct ingero_analysis *a, const struct ingero_event *ev)
+static int hold(struct ingero_analysis *a, const struct ingero_event *ev, const struct thread *t)
 {
-	const struct thread *t;
 	unsigned kind;
 
 	if (!a->nheld) {
-		if (ev->call.api >= a->opts.napis || !(t = thread_get(a, (int32_t)ev->call.tid)))
+		if (!t)
 			return 0;
 		kind = t->ring[t->head].kind;
 		if (kind == INGERO_SPLIT_ONCPU || kind == KIND_PENDING)
@@ -1001,10 +1004,14 @@ void threads_close(struct ingero_analysis *a)
 	}
 }
 
-/* A call returned: held for a switch-in of its ns, or taken in now. */
+/* A call returned: held for a switch-in of its ns, or taken in now, its thread looked up once for both. */
 static int on_return(struct ingero_analysis *a, const struct ingero_event *ev)
 {
-	return hold(a, ev) ? 0 : on_call(a, ev);
+	struct thread *t = NULL;
+
+	if (!a->nheld && ev->call.api < a->opts.napis && !(t = thread_get(a, (int32_t)ev->call.tid)))
+		return -1;
+	return hold(a, ev, t) ? 0 : on_call(a, ev, t);
 }
 
 /* Each stream's handler, called through the table so that none is inlined into the per-event bookkeeping. */
@@ -1026,7 +1033,7 @@ int held_flush(struct ingero_analysis *a)
 	a->nheld = 0;
 	a->route = handlers;
 	for (i = 0; i < n; i++)
-		if (on_call(a, &a->held[i]))
+		if (on_call(a, &a->held[i], NULL))
 			return -1;
 	return 0;
 }
