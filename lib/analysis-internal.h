@@ -186,7 +186,7 @@ struct ingero_analysis {
 	uint64_t timeline_width, timeline[TIMELINE], timeline_value;
 	uint32_t timeline_last;
 	int finished;
-	/* calls of the newest ns that a switch-in of the same ns may yet explain: see hold() */
+	/* calls of the newest ns that a switch-in of the same ns may yet explain: see waits_for_switch_in() */
 	struct ingero_event held[HELD_CALLS];
 	uint32_t nheld;
 	uint64_t held_key;
@@ -247,7 +247,7 @@ uint64_t sketch_quantile(const struct bucket *sketch, uint64_t n, double q, uint
 /* A call that allocates or frees, or that of a thread with an allocation or a free pending: see mem_call(). */
 void mem_nest(struct ingero_analysis *a, struct thread *t, const struct ingero_call *c, int in_window);
 void mem_finish(struct ingero_analysis *a);
-/* Feeds the calls held for a switch-in of their ns (see hold()) on. -1 on ENOMEM. */
+/* Feeds the calls held for a switch-in of their ns (see waits_for_switch_in()) on. -1 on ENOMEM. */
 int held_flush(struct ingero_analysis *a);
 /* Ends every thread's open stretch at the last event, for the statistics. */
 void threads_close(struct ingero_analysis *a);

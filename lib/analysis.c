@@ -881,12 +881,44 @@ static void calls_from(struct ingero_analysis *a, struct thread *t, uint64_t ts)
 	t->first_ts = ts;
 }
 
-/* A call taken in; found: its thread as thread_get() found it, NULL if not looked up. */
-static int on_call(struct ingero_analysis *a, const struct ingero_event *ev, struct thread *found)
+static int add_held(struct ingero_analysis *a, const struct ingero_event *ev);
+
+/* While calls are held, every event goes through add_held(). */
+static handler *const held_route[INGERO_NR_STREAMS] = { [0 ... INGERO_NR_STREAMS - 1] = add_held };
+
+/*
+ * A call sorts before the switches of the ns it returns at, yet its thread
+ * ran then: where the history has the thread off the CPU, the switch-in of
+ * that ns may be yet to come. Such a call, and those after it of its ns, are
+ * held until that switch-in or a later event.
+ */
+static int waits_for_switch_in(const struct thread *t)
+{
+	unsigned kind = t->ring[t->head].kind;
+
+	return kind != INGERO_SPLIT_ONCPU && kind != KIND_PENDING;
+}
+
+/* Holds a call back; the first one held names the ns that the others share. */
+static int hold(struct ingero_analysis *a, const struct ingero_event *ev)
+{
+	if (!a->nheld) {
+		a->held_key = ev->call.end_ns;
+		a->route = held_route;
+	}
+	a->held[a->nheld++] = *ev;
+	return 0;
+}
+
+/*
+ * A call taken in: as it returns (fresh), held for a switch-in of its ns
+ * if its thread waits for one, or, held before, now.
+ */
+static int on_call(struct ingero_analysis *a, const struct ingero_event *ev, int fresh)
 {
 	const struct ingero_call *c = &ev->call;
 	uint64_t dur = c->end_ns > ev->ts ? c->end_ns - ev->ts : 0;
-	struct thread *t = found && !found->exited ? found : thread_live(a, (int32_t)c->tid);
+	struct thread *t = thread_get(a, (int32_t)c->tid);
 	int win = in_window(a, ev->ts);
 	uint32_t bucket;
 	uint64_t since;
@@ -894,6 +926,11 @@ static int on_call(struct ingero_analysis *a, const struct ingero_event *ev, str
 	struct row *r;
 
 	if (!t)
+		return -1;
+	if (fresh && c->api < a->opts.napis && waits_for_switch_in(t))
+		return hold(a, ev);
+	/* the thread that had the tid has exited: the call is another task's */
+	if (t->exited && !(t = thread_live_slow(a, (int32_t)c->tid)))
 		return -1;
 	if (c->api >= a->opts.napis) {
 		a->unknown_api_calls++;
@@ -945,37 +982,6 @@ static int on_call(struct ingero_analysis *a, const struct ingero_event *ev, str
 	return c->parent ? 0 : account_outer(a, t, r, c, dur, bucket, &cs);
 }
 
-static int add_held(struct ingero_analysis *a, const struct ingero_event *ev);
-
-/* While calls are held, every event goes through add_held(). */
-static handler *const held_route[INGERO_NR_STREAMS] = { [0 ... INGERO_NR_STREAMS - 1] = add_held };
-
-/*
- * A call sorts before the switches of the ns it returns at, yet its thread
- * ran then: where the history has the thread off the CPU, the switch-in of
- * that ns may be yet to come. Such a call, and those after it of its ns, are
- * held until that switch-in or a later event. t: the call's thread, looked
- * up only when none is held and the API is known.
- */
-static int hold(struct ingero_analysis *a, const struct ingero_event *ev, const struct thread *t)
-{
-	unsigned kind;
-
-	if (!a->nheld) {
-		if (!t)
-			return 0;
-		kind = t->ring[t->head].kind;
-		if (kind == INGERO_SPLIT_ONCPU || kind == KIND_PENDING)
-			return 0;
-		a->held_key = ev->call.end_ns;
-		a->route = held_route;
-	}
-	if (a->nheld == HELD_CALLS)
-		return 0;
-	a->held[a->nheld++] = *ev;
-	return 1;
-}
-
 static int held_tid(const struct ingero_analysis *a, int32_t tid)
 {
 	uint32_t i;
@@ -1004,14 +1010,10 @@ void threads_close(struct ingero_analysis *a)
 	}
 }
 
-/* A call returned: held for a switch-in of its ns, or taken in now, its thread looked up once for both. */
+/* A call returned, none held before it: see on_call(). */
 static int on_return(struct ingero_analysis *a, const struct ingero_event *ev)
 {
-	struct thread *t = NULL;
-
-	if (!a->nheld && ev->call.api < a->opts.napis && !(t = thread_get(a, (int32_t)ev->call.tid)))
-		return -1;
-	return hold(a, ev, t) ? 0 : on_call(a, ev, t);
+	return on_call(a, ev, 1);
 }
 
 /* Each stream's handler, called through the table so that none is inlined into the per-event bookkeeping. */
@@ -1033,7 +1035,7 @@ int held_flush(struct ingero_analysis *a)
 	a->nheld = 0;
 	a->route = handlers;
 	for (i = 0; i < n; i++)
-		if (on_call(a, &a->held[i], NULL))
+		if (on_call(a, &a->held[i], 0))
 			return -1;
 	return 0;
 }
@@ -1052,6 +1054,8 @@ static int add_held(struct ingero_analysis *a, const struct ingero_event *ev)
 
 	if ((key != a->held_key || !waits) && held_flush(a))
 		return -1;
+	if (s == INGERO_STREAM_CALL && a->nheld)
+		return hold(a, ev);
 	if (s != INGERO_STREAM_SWITCH || !a->nheld)
 		return handlers[s](a, ev);
 	if (held_tid(a, ev->sw.prev_tid) && held_flush(a))
