@@ -354,15 +354,19 @@ static inline void close_stretch(struct ingero_analysis *a, struct thread *t, st
 		close_runnable(a, t, s, ts);
 }
 
-/* Opens the thread's next stretch at ts; its culprits are written when it closes. */
-static inline void thread_enter(struct ingero_analysis *a, struct thread *t, uint64_t ts,
-				unsigned kind, uint32_t cpu, int32_t who)
+/* A stretch that the thread opens at ts ends the open one there, or where it began if that is later. */
+static inline uint64_t stretch_end(const struct thread *t, uint64_t ts)
 {
-	struct stretch *s = &t->ring[t->head];
+	uint64_t start = t->ring[t->head].start;
 
-	if (ts < s->start)
-		ts = s->start;
-	close_stretch(a, t, s, ts);
+	return ts > start ? ts : start;
+}
+
+/* Opens the thread's next stretch at ts, the open one closed; its culprits are written when it closes. */
+static inline void stretch_open(struct thread *t, uint64_t ts, unsigned kind, uint32_t cpu, int32_t who)
+{
+	struct stretch *s;
+
 	t->head = (t->head + 1) & (t->cap - 1);
 	if (t->len < t->cap)
 		t->len++;
@@ -372,6 +376,15 @@ static inline void thread_enter(struct ingero_analysis *a, struct thread *t, uin
 	s->ncul = 0;
 	s->cpu = (uint16_t)cpu;
 	s->who = who;
+}
+
+/* Closes the thread's open stretch at ts and opens the next. */
+static inline void thread_enter(struct ingero_analysis *a, struct thread *t, uint64_t ts,
+				unsigned kind, uint32_t cpu, int32_t who)
+{
+	ts = stretch_end(t, ts);
+	close_stretch(a, t, &t->ring[t->head], ts);
+	stretch_open(t, ts, kind, cpu, who);
 }
 
 /* A thread turns out to be traced: its history kept so far is blamed now. */
@@ -475,7 +488,8 @@ static int on_wakeup(struct ingero_analysis *a, const struct ingero_event *ev)
 	if (!slept)
 		return 0;
 	s->who = ev->wakeup.waker_tid;
-	thread_enter(a, t, ev->ts, INGERO_SPLIT_WAIT, ev->wakeup.target_cpu, ev->wakeup.waker_tid);
+	/* a sleep has nothing to close: the statistics are of the time on a CPU or wanting one */
+	stretch_open(t, stretch_end(t, ev->ts), INGERO_SPLIT_WAIT, ev->wakeup.target_cpu, ev->wakeup.waker_tid);
 	return 0;
 }
 
