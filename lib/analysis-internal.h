@@ -137,6 +137,10 @@ struct live_alloc {
 	int in_window;	/* made by a call that --from and --to keep: listed if never freed */
 };
 
+/* What the calls' path asks of an API: whether it allocates or frees, whether it is probed at its entry alone. */
+#define CALL_MEMORY 0x1
+#define CALL_ENTRY_ONLY 0x2
+
 /* What an event of one stream does, as ingero_analysis_add() routes it. */
 typedef int handler(struct ingero_analysis *a, const struct ingero_event *ev);
 
@@ -150,6 +154,7 @@ struct ingero_analysis {
 	/* --from and --to as every event tests them: an end of UINT64_MAX, the length from --from, no branch */
 	uint64_t window_end, window_len;
 	int32_t *size_arg, *ptr_arg;	/* per API: the argument holding the size, the pointer freed */
+	uint8_t *call_kind;	/* per API: its CALL_ bits, for every call to test in one load */
 	uint64_t origin, last_key;
 	handler *const *route;	/* by stream: the first event's way, the held calls', or the handlers */
 	uint64_t events[INGERO_NR_STREAMS];
@@ -279,9 +284,7 @@ static inline int in_window(const struct ingero_analysis *a, uint64_t ts)
 /* A call's part in the device memory: most calls neither allocate nor free, and have nothing pending. */
 static inline void mem_call(struct ingero_analysis *a, struct thread *t, const struct ingero_call *c, int in_window)
 {
-	uint32_t role = a->opts.apis[c->api].role;
-
-	if (t->pending.valid || role == INGERO_ROLE_ALLOC || role == INGERO_ROLE_FREE)
+	if (t->pending.valid || a->call_kind[c->api] & CALL_MEMORY)
 		mem_nest(a, t, c, in_window);
 }
 

@@ -845,7 +845,7 @@ static int other_api_call(struct ingero_analysis *a, struct thread *t, const str
 	struct call_split cs;
 	uint32_t i;
 
-	if (ev->call.parent || ingero_api_entry_only(&a->opts.apis[ev->call.api]))
+	if (ev->call.parent || a->call_kind[ev->call.api] & CALL_ENTRY_ONLY)
 		return 0;
 	split_call(a, t, ev, since, &cs, 0);
 	for (i = 0; i < cs.ncul; i++) {
@@ -968,7 +968,7 @@ static int on_call(struct ingero_analysis *a, const struct ingero_event *ev, int
 		return -1;
 	if ((!t->calls && !t->entry_calls) || ev->ts < t->first_ts)
 		calls_from(a, t, ev->ts);
-	if (ingero_api_entry_only(&a->opts.apis[c->api])) {
+	if (a->call_kind[c->api] & CALL_ENTRY_ONLY) {
 		r->calls++;
 		t->entry_calls++;
 		t->calls += !c->parent;	/* an outermost call, of no time */
@@ -1119,7 +1119,8 @@ struct ingero_analysis *ingero_analysis_new(const struct ingero_analysis_opts *o
 	a->size_arg = calloc(n + 1, sizeof(*a->size_arg));
 	a->ptr_arg = calloc(n + 1, sizeof(*a->ptr_arg));
 	a->mem_apis = calloc(n + 1, sizeof(*a->mem_apis));
-	if (!a->rows || !a->size_arg || !a->ptr_arg || !a->mem_apis ||
+	a->call_kind = calloc(n + 1, sizeof(*a->call_kind));
+	if (!a->rows || !a->size_arg || !a->ptr_arg || !a->mem_apis || !a->call_kind ||
 	    amap_init(&a->threads, sizeof(struct thread *), 1024) ||
 	    amap_init(&a->blames, sizeof(struct blame), 1024) ||
 	    amap_init(&a->interferers, sizeof(struct interferer), 256) ||
@@ -1134,6 +1135,8 @@ struct ingero_analysis *ingero_analysis_new(const struct ingero_analysis_opts *o
 		a->size_arg[i] = ingero_api_arg(&opts->apis[i], INGERO_ARG_SIZE);
 		a->ptr_arg[i] = ingero_api_arg(&opts->apis[i], INGERO_ARG_DEVPTR);
 		a->mem_apis[i].api = i;
+		a->call_kind[i] = (opts->apis[i].role == INGERO_ROLE_ALLOC || opts->apis[i].role == INGERO_ROLE_FREE ?
+				   CALL_MEMORY : 0) | (ingero_api_entry_only(&opts->apis[i]) ? CALL_ENTRY_ONLY : 0);
 	}
 	return a;
 }
@@ -1180,6 +1183,7 @@ void ingero_analysis_free(struct ingero_analysis *a)
 	free(a->size_arg);
 	free(a->ptr_arg);
 	free(a->mem_apis);
+	free(a->call_kind);
 	free(a->lost);
 	free(a->open);
 	free(a->libs);
