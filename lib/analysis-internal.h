@@ -165,7 +165,8 @@ struct ingero_analysis {
 
 	struct amap threads;	/* tid -> struct thread *; an exited one whose tid came back: n << 32 | tid */
 	uint32_t retired;	/* threads whose tid another task took after they exited */
-	struct thread *recent[RECENT_THREADS];	/* by tid % RECENT_THREADS: a lookup without hashing */
+	/* by tid % RECENT_THREADS: a lookup without hashing; a slot of no thread holds one of no tid of its own */
+	struct thread *recent[RECENT_THREADS];
 	struct cpu_state **cpus;
 	uint32_t ncpus;
 
@@ -273,7 +274,7 @@ static inline struct thread *thread_get(struct ingero_analysis *a, int32_t tid)
 {
 	struct thread *t = a->recent[(uint32_t)tid % RECENT_THREADS];
 
-	return t && t->tid == tid ? t : thread_find(a, tid);
+	return t->tid == tid ? t : thread_find(a, tid);
 }
 
 static inline int in_window(const struct ingero_analysis *a, uint64_t ts)

@@ -141,6 +141,18 @@ struct thread *thread_find(struct ingero_analysis *a, int32_t tid)
 	return *recent = t;
 }
 
+/*
+ * What a slot of the recent threads holds while it has no thread: one of a
+ * tid that no lookup of the slot can match (tid 1 belongs to slot 1, so
+ * that slot has tid 2), for the lookups to test no NULL. Never written.
+ */
+static struct thread nobody[2] = { { .tid = 1 }, { .tid = 2 } };
+
+static struct thread *nobody_in(uint32_t slot)
+{
+	return &nobody[slot == 1];
+}
+
 /* thread_live()'s way when the recent thread of tid is another's or has exited. */
 static __attribute__((noinline)) struct thread *thread_live_slow(struct ingero_analysis *a, int32_t tid)
 {
@@ -153,7 +165,7 @@ static __attribute__((noinline)) struct thread *thread_live_slow(struct ingero_a
 		return NULL;
 	*slot = t;
 	amap_del(&a->threads, (uint32_t)tid);
-	a->recent[(uint32_t)tid % RECENT_THREADS] = NULL;
+	a->recent[(uint32_t)tid % RECENT_THREADS] = nobody_in((uint32_t)tid % RECENT_THREADS);
 	return thread_find(a, tid);
 }
 
@@ -168,7 +180,7 @@ static inline struct thread *thread_live(struct ingero_analysis *a, int32_t tid)
 {
 	struct thread *t = a->recent[(uint32_t)tid % RECENT_THREADS];
 
-	return t && t->tid == tid && !t->exited ? t : thread_live_slow(a, tid);
+	return t->tid == tid && !t->exited ? t : thread_live_slow(a, tid);
 }
 
 /* Process pid's scheduling is recorded from ts on: a pid followed again is another process's. */
@@ -1115,6 +1127,8 @@ struct ingero_analysis *ingero_analysis_new(const struct ingero_analysis_opts *o
 	a->window_len = a->window_end > opts->from_ns ? a->window_end - opts->from_ns : 0;
 	a->origin = opts->start_ns;
 	a->route = first_route;
+	for (i = 0; i < RECENT_THREADS; i++)
+		a->recent[i] = nobody_in(i);
 	a->rows = calloc(2 * n + 1, sizeof(*a->rows));
 	a->size_arg = calloc(n + 1, sizeof(*a->size_arg));
 	a->ptr_arg = calloc(n + 1, sizeof(*a->ptr_arg));
