@@ -696,39 +696,37 @@ static int build_apis(struct ingero_analysis *a)
 	return api_wakers(a);
 }
 
-/* The APIs an interferer hit most, from the per-class blame of the outermost calls. */
-static void interferer_apis(struct ingero_analysis *a, struct ingero_analysis_interferer *f)
+/* Adds what an interferer took from the calls of an API to the APIs it hit most. */
+static void interferer_api_add(struct ingero_analysis_interferer *f, uint32_t api, uint64_t ns)
 {
-	struct blame *b;
-	size_t pos = 0;
-	uint64_t key;
-	uint32_t i;
+	uint32_t k, i;
 
-	while ((b = amap_next(&a->blames, &pos, &key))) {
-		uint32_t api = (uint32_t)(key >> 40) & 0x3fffff, k;
-
-		if (key >> 62 || (int32_t)(key & 0x0fffffff) != f->task.tid || !b->win_ns)
-			continue;
-		for (k = 0; k < f->napis && f->apis[k].api != api; k++)
-			;
-		if (k == f->napis) {
-			if (k == 3) {
-				/* Full: the new API replaces the least hit if it already beats it. */
-				for (k = 0, i = 1; i < 3; i++)
-					if (f->apis[i].ns < f->apis[k].ns)
-						k = i;
-				if (f->apis[k].ns >= b->win_ns)
-					continue;
-				f->apis[k].ns = 0;
-			} else {
-				f->napis++;
-			}
-			f->apis[k].api = api;
+	for (k = 0; k < f->napis && f->apis[k].api != api; k++)
+		;
+	if (k == f->napis) {
+		if (k == 3) {
+			/* Full: the new API replaces the least hit if it already beats it. */
+			for (k = 0, i = 1; i < 3; i++)
+				if (f->apis[i].ns < f->apis[k].ns)
+					k = i;
+			if (f->apis[k].ns >= ns)
+				return;
+			f->apis[k].ns = 0;
+		} else {
+			f->napis++;
 		}
-		f->apis[k].ns += b->win_ns;
+		f->apis[k].api = api;
 	}
+	f->apis[k].ns += ns;
+}
+
+/* An interferer's APIs, the most hit first. */
+static void interferer_api_rank(struct ingero_analysis_interferer *f)
+{
+	uint32_t i, j;
+
 	for (i = 0; i + 1 < f->napis; i++) {
-		uint32_t j, best = i;
+		uint32_t best = i;
 
 		for (j = i + 1; j < f->napis; j++)
 			if (f->apis[j].ns > f->apis[best].ns)
@@ -740,6 +738,38 @@ static void interferer_apis(struct ingero_analysis *a, struct ingero_analysis_in
 			f->apis[best] = tmp;
 		}
 	}
+}
+
+/*
+ * The APIs each interferer hit most, from the per-class blame of the
+ * outermost calls: one pass over the blame, each entry to its task's
+ * interferer, rather than a pass for each interferer. -1 on ENOMEM.
+ */
+static int interferers_apis(struct ingero_analysis *a)
+{
+	struct ingero_analysis_result *res = &a->result;
+	struct amap place;	/* tid -> uint32_t: the interferer's index in res->interferers */
+	struct blame *b;
+	size_t pos = 0;
+	uint64_t key;
+	uint32_t i, *at;
+
+	if (amap_init(&place, sizeof(uint32_t), 64))
+		return -1;
+	for (i = 0; i < res->ninterferers; i++) {
+		if (!(at = amap_put(&place, (uint32_t)res->interferers[i].task.tid, NULL))) {
+			amap_release(&place);
+			return -1;
+		}
+		*at = i;
+	}
+	while ((b = amap_next(&a->blames, &pos, &key)))
+		if (!(key >> 62) && b->win_ns && (at = amap_get(&place, key & 0x0fffffff)))
+			interferer_api_add(&res->interferers[*at], (uint32_t)(key >> 40) & 0x3fffff, b->win_ns);
+	for (i = 0; i < res->ninterferers; i++)
+		interferer_api_rank(&res->interferers[i]);
+	amap_release(&place);
+	return 0;
 }
 
 static int build_interferers(struct ingero_analysis *a)
@@ -764,9 +794,10 @@ static int build_interferers(struct ingero_analysis *a)
 		o->delays = f->delays;
 		o->longest_ns = f->longest_ns;
 		o->cpus = f->cpus;
-		interferer_apis(a, o);
 		res->ninterferers++;
 	}
+	if (interferers_apis(a))
+		return -1;
 	qsort(res->interferers, res->ninterferers, sizeof(*res->interferers), by_taken);
 	return 0;
 }
