@@ -681,6 +681,14 @@ static void add_culprit(struct call_split *cs, int32_t tid, uint32_t cpu, uint64
 	cs->cul[i].win_ns += win_ns;
 }
 
+/* Whether the thread's open stretch is on the CPU (or, its first, counted so) and began by ts. */
+static inline int ran_since(const struct thread *t, uint64_t ts)
+{
+	const struct stretch *s = &t->ring[t->head];
+
+	return s->start <= ts && (s->kind == INGERO_SPLIT_ONCPU || s->kind == KIND_PENDING);
+}
+
 /*
  * Walks the thread's history back from the call's return to its entry.
  * Wakers are ranked by the blocked time they ended; a call's top waker is
@@ -710,6 +718,11 @@ static inline __attribute__((always_inline)) void split_call(struct ingero_analy
 		if (since >= end)
 			return;
 		ts = since;
+	}
+	/* Most calls ran inside the stretch on the CPU still open: the walk would stop there, at its first step. */
+	if (ran_since(t, ts)) {
+		cs->ns[INGERO_SPLIT_ONCPU] += end > ts ? end - ts : 0;
+		return;
 	}
 	for (k = 0; k < t->len; k++) {
 		const struct stretch *s = &t->ring[(t->head - k) & (t->cap - 1)];
