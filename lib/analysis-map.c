@@ -54,8 +54,11 @@ void *amap_get(const struct amap *m, uint64_t key)
 	}
 }
 
-/* Doubles the table: the state it holds grew, so this happens a logarithmic number of times. */
-static int grow(struct amap *m)
+/*
+ * Doubles the table: the state it holds grew, so this happens a logarithmic
+ * number of times. Out of line, so that amap_put() saves fewer registers.
+ */
+static __attribute__((noinline)) int grow(struct amap *m)
 {
 	struct amap bigger;
 	size_t i;
