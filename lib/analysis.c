@@ -4,6 +4,7 @@
  * return, is split over the stretches it spans.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include "analysis-internal.h"
@@ -16,14 +17,15 @@
 #define RING_MAX 8192
 #define CALL_CULPRITS 8
 
+/* The counts first, cleared in one go; the culprits past ncul are never read. */
 struct call_split {
 	uint64_t ns[INGERO_NR_SPLITS];
 	uint64_t taken[2];	/* see struct cls */
 	uint32_t ncul;
-	/* ns: what each took from the call; win_ns: of that, inside the window, as the interference table counts */
-	struct { int32_t tid; uint32_t cpu; uint64_t ns, win_ns; } cul[CALL_CULPRITS];
 	int32_t waker;
 	uint64_t waker_ns;
+	/* ns: what each took from the call; win_ns: of that, inside the window, as the interference table counts */
+	struct { int32_t tid; uint32_t cpu; uint64_t ns, win_ns; } cul[CALL_CULPRITS];
 	int lossy;
 };
 
@@ -704,12 +706,7 @@ static inline __attribute__((always_inline)) void split_call(struct ingero_analy
 	uint32_t k, i, nwk = 0;
 	int covered = 0;
 
-	/* the culprits past ncul are never read, so only the counts are cleared */
-	memset(cs->ns, 0, sizeof(cs->ns));
-	memset(cs->taken, 0, sizeof(cs->taken));
-	cs->ncul = 0;
-	cs->waker = 0;
-	cs->waker_ns = 0;
+	memset(cs, 0, offsetof(struct call_split, cul));
 	cs->lossy = call_lossy(a, ts, end);
 	/* what went before the process's scheduling was recorded is not known */
 	if (since > ts) {
