@@ -29,6 +29,17 @@ struct call_split {
 	int lossy;
 };
 
+/*
+ * Every handler notes its event's key, ingero_event_key(): the greatest is
+ * where the trace ends. Each handler knows its stream's key, which
+ * ingero_analysis_add() would have to pick by the stream.
+ */
+static inline void saw(struct ingero_analysis *a, uint64_t key)
+{
+	if (key > a->last_key)
+		a->last_key = key;
+}
+
 static int is_runnable(unsigned kind)
 {
 	return kind == INGERO_SPLIT_PREEMPTED || kind == INGERO_SPLIT_WAIT;
@@ -436,6 +447,7 @@ static int on_switch(struct ingero_analysis *a, const struct ingero_event *ev)
 	struct cpu_state *c = cpu_get(a, sw->cpu);
 	struct thread *t;
 
+	saw(a, ev->ts);
 	if (!c)
 		return -1;
 	if (sw->prev_tid > 0) {
@@ -482,6 +494,7 @@ static int on_wakeup(struct ingero_analysis *a, const struct ingero_event *ev)
 	struct stretch *s;
 	int slept;
 
+	saw(a, ev->ts);
 	if (ev->wakeup.wakee_tid <= 0)
 		return 0;
 	t = thread_live(a, ev->wakeup.wakee_tid);
@@ -547,6 +560,7 @@ static int on_task(struct ingero_analysis *a, const struct ingero_event *ev)
 	const struct ingero_task *k = &ev->task;
 	struct thread *t;
 
+	saw(a, ev->ts);
 	if (k->kind == INGERO_TASK_FOLLOW)
 		return on_follow(a, k->pid, ev->ts);
 	/* the exit itself is the exiting thread's; anything else of its tid after it, another task's */
@@ -611,6 +625,7 @@ static int on_lost(struct ingero_analysis *a, const struct ingero_event *ev)
 	struct ingero_analysis_lost *p;
 	uint32_t i;
 
+	saw(a, ev->ts);
 	for (i = 0; i < a->nlost && a->lost[i].cpu != l->cpu; i++)
 		;
 	if (i == a->nlost) {
@@ -637,6 +652,7 @@ static int on_lib(struct ingero_analysis *a, const struct ingero_event *ev)
 {
 	struct ingero_analysis_lib *p = grow(a->libs, a->nlibs, &a->libs_cap, sizeof(*p));
 
+	saw(a, ev->ts);
 	if (!p)
 		return -1;
 	a->libs = p;
@@ -651,6 +667,7 @@ static int on_open(struct ingero_analysis *a, const struct ingero_event *ev)
 {
 	struct ingero_analysis_open *p = grow(a->open, a->nopen, &a->open_cap, sizeof(*p));
 
+	saw(a, ev->call.end_ns);
 	if (!p)
 		return -1;
 	a->open = p;
@@ -1053,6 +1070,7 @@ void threads_close(struct ingero_analysis *a)
 /* A call returned, none held before it: see on_call(). */
 static int on_return(struct ingero_analysis *a, const struct ingero_event *ev)
 {
+	saw(a, ev->call.end_ns);
 	return on_call(a, ev, 1);
 }
 
@@ -1092,6 +1110,8 @@ static int add_held(struct ingero_analysis *a, const struct ingero_event *ev)
 	int waits = s == INGERO_STREAM_SWITCH || s == INGERO_STREAM_WAKEUP ||
 		    (s == INGERO_STREAM_CALL && a->nheld < HELD_CALLS);
 
+	/* a call held here reaches no handler until it is taken in */
+	saw(a, key);
 	if ((key != a->held_key || !waits) && held_flush(a))
 		return -1;
 	if (s == INGERO_STREAM_CALL && a->nheld)
@@ -1119,13 +1139,9 @@ static handler *const first_route[INGERO_NR_STREAMS] = { [0 ... INGERO_NR_STREAM
 
 int ingero_analysis_add(struct ingero_analysis *a, const struct ingero_event *ev)
 {
-	uint64_t key = ingero_event_key(ev);
-
 	if (ev->stream >= INGERO_NR_STREAMS)
 		return 0;
 	a->events[ev->stream]++;
-	if (key > a->last_key)
-		a->last_key = key;
 	return a->route[ev->stream](a, ev);
 }
 
