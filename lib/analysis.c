@@ -444,10 +444,14 @@ static inline int mark_traced(struct ingero_analysis *a, struct thread *t)
 static int on_switch(struct ingero_analysis *a, const struct ingero_event *ev)
 {
 	const struct ingero_switch *sw = &ev->sw;
-	struct cpu_state *c = cpu_get(a, sw->cpu);
+	/* read once: a store of a stretch's kind, a byte, may alias them, and would have them read again */
+	uint64_t ts = ev->ts;
+	uint32_t cpu = sw->cpu;
+	int32_t next_tid = sw->next_tid;
+	struct cpu_state *c = cpu_get(a, cpu);
 	struct thread *t;
 
-	saw(a, ev->ts);
+	saw(a, ts);
 	if (!c)
 		return -1;
 	if (sw->prev_tid > 0) {
@@ -460,31 +464,31 @@ static int on_switch(struct ingero_analysis *a, const struct ingero_event *ev)
 		t->comm = sw->prev_comm;
 		if (t->ring[t->head].kind == KIND_PENDING) {
 			resolve_pending(a, t, INGERO_SPLIT_ONCPU);
-			t->ring[t->head].cpu = (uint16_t)sw->cpu;
+			t->ring[t->head].cpu = (uint16_t)cpu;
 		}
 		/* R and R+ alike: a task spinning in user space is preempted as R. */
 		kind = sw->prev_state & ~INGERO_STATE_PREEMPTED ? INGERO_SPLIT_BLOCKED : INGERO_SPLIT_PREEMPTED;
-		if (in_window(a, ev->ts))
+		if (in_window(a, ts))
 			kind == INGERO_SPLIT_PREEMPTED ? t->involuntary++ : t->voluntary++;
-		thread_enter(a, t, ev->ts, kind, sw->cpu, kind == INGERO_SPLIT_PREEMPTED ? sw->next_tid : 0);
+		thread_enter(a, t, ts, kind, cpu, kind == INGERO_SPLIT_PREEMPTED ? next_tid : 0);
 	}
 	t = NULL;
-	if (sw->next_tid > 0) {
-		t = thread_live(a, sw->next_tid);
+	if (next_tid > 0) {
+		t = thread_live(a, next_tid);
 		if (!t)
 			return -1;
 		t->comm = sw->next_comm;
 		if (t->ring[t->head].kind == KIND_PENDING)
 			t->ring[t->head].kind = INGERO_SPLIT_UNKNOWN;
-		if (t->last_cpu >= 0 && (uint32_t)t->last_cpu != sw->cpu && in_window(a, ev->ts))
+		if (t->last_cpu >= 0 && (uint32_t)t->last_cpu != cpu && in_window(a, ts))
 			t->migrations++;
-		t->last_cpu = (int32_t)sw->cpu;
-		thread_enter(a, t, ev->ts, INGERO_SPLIT_ONCPU, sw->cpu, 0);
+		t->last_cpu = (int32_t)cpu;
+		thread_enter(a, t, ts, INGERO_SPLIT_ONCPU, cpu, 0);
 	}
 	c->cur = t;
 	c->switches++;
-	c->hist[c->switches % CPU_HISTORY].start = ev->ts;
-	c->hist[c->switches % CPU_HISTORY].tid = sw->next_tid;
+	c->hist[c->switches % CPU_HISTORY].start = ts;
+	c->hist[c->switches % CPU_HISTORY].tid = next_tid;
 	return 0;
 }
 
