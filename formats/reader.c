@@ -83,6 +83,12 @@ struct cursor {
 	/* the last block's chunk, which holds the event returned last until the call after */
 	struct ingero_event *chunk_prev;
 	uint32_t chunk_at, chunk_end;
+	/*
+	 * Events i..fast_end - 1 are in the chunk and are not the block's last:
+	 * ingero_reader_next() hands them out without a call. ev is event i's place.
+	 */
+	uint32_t fast_end;
+	const struct ingero_event *ev;
 	uint64_t seek_ts;
 	int seeking, done;
 };
@@ -960,7 +966,7 @@ static void chunk_reset(struct cursor *c, uint32_t s)
 		c->chunk[k] = blank_event;
 		c->chunk[k].stream = s;
 	}
-	c->chunk_at = c->chunk_end = 0;
+	c->chunk_at = c->chunk_end = c->fast_end = 0;
 }
 
 /*
@@ -1027,6 +1033,8 @@ static __attribute__((noinline)) void chunk_fill(const struct ingero_reader *r, 
 	}
 	c->chunk_at = at;
 	c->chunk_end = at + m;
+	c->fast_end = c->chunk_end < c->n ? c->chunk_end : c->n - 1;
+	c->ev = ev;
 }
 
 /* The section just read becomes c's, for its lazy fields; c's last one is reused for the next. */
@@ -1134,14 +1142,42 @@ static __attribute__((noinline)) void active_next_block(struct ingero_reader *r,
 		active_drop(r, j);
 }
 
+/*
+ * The next event of stream best, when it needs a new chunk or is its
+ * block's last; what ingero_reader_next() returns.
+ */
+static __attribute__((noinline)) int next_slow(struct ingero_reader *r, unsigned best,
+					       const struct ingero_event **ev)
+{
+	struct cursor *c = r->active[best];
+
+	if (c->i >= c->chunk_end)
+		chunk_fill(r, c);
+	*ev = c->ev++;
+	if (++c->i < c->n)
+		r->head[best] = c->keys[c->i];
+	else
+		active_next_block(r, best);
+	return 1;
+}
+
+/* The first event after the streams were chosen or sought, or that none is left. */
+static __attribute__((noinline)) int next_first(struct ingero_reader *r, const struct ingero_event **ev)
+{
+	if (!active_build(r))
+		return r->err[0] ? -1 : 0;
+	return ingero_reader_next(r, ev);
+}
+
+/* The common case calls nothing, so that it saves no registers: the rest is left to tail calls. */
 int ingero_reader_next(struct ingero_reader *r, const struct ingero_event **ev)
 {
 	unsigned j, best = 0;
 	struct cursor *c;
 	uint64_t k;
 
-	if (!r->nactive && !active_build(r))
-		return r->err[0] ? -1 : 0;
+	if (!r->nactive)
+		return next_first(r, ev);
 	/* the least key, ties going to the lower stream, as the writer's order does */
 	for (k = r->head[0], j = 1; j < r->nactive; j++) {
 		int less = r->head[j] < k;
@@ -1150,13 +1186,10 @@ int ingero_reader_next(struct ingero_reader *r, const struct ingero_event **ev)
 		k = less ? r->head[j] : k;
 	}
 	c = r->active[best];
-	if (c->i >= c->chunk_end)
-		chunk_fill(r, c);
-	*ev = &c->chunk[c->i++ - c->chunk_at];
-	if (c->i < c->n)
-		r->head[best] = c->keys[c->i];
-	else
-		active_next_block(r, best);
+	if (c->i >= c->fast_end)
+		return next_slow(r, best, ev);
+	*ev = c->ev++;
+	r->head[best] = c->keys[++c->i];
 	return 1;
 }
 
