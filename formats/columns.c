@@ -594,23 +594,25 @@ static inline __attribute__((always_inline)) const char *
 dict_keyed(struct column_scratch *s, const uint64_t *dict, const uint16_t *k, uint32_t keyn, struct codes_in *in,
 	   int from, uint32_t nd, uint32_t n, uint16_t *idx, uint64_t *v)
 {
-	uint32_t i, next = 0, used = 0;
+	struct key_entries *keys = s->keys;
+	uint32_t *pool = s->pool, i, next = 0, used = 0;
 
-	memset(s->keys, 0, keyn * sizeof(*s->keys));
+	memset(keys, 0, keyn * sizeof(*keys));
 	for (i = 0; i < n; i++) {
-		struct key_entries *l = &s->keys[k[i]];
+		struct key_entries *l = &keys[k[i]];
 		uint64_t code = code_in(in, i, from);
 
-		if (code > l->count)
-			return "dictionary index out of range";
-		if (code == l->count) {
+		/* one test for the common case, a value its key has had before */
+		if (code >= l->count) {
+			if (code > l->count)
+				return "dictionary index out of range";
 			if (next == nd)
 				return "dictionary does not match its indexes";
 			if (l->count == l->room)
-				key_grow(l, s->pool, &used);
-			s->pool[l->at + l->count++] = next++;
+				key_grow(l, pool, &used);
+			pool[l->at + l->count++] = next++;
 		}
-		idx[i] = s->pool[l->at + code];
+		idx[i] = pool[l->at + code];
 		if (v)
 			v[i] = dict[idx[i]];
 	}
