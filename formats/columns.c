@@ -877,6 +877,74 @@ lazy_mode(struct delta_lazy *dl, uint64_t *v, const uint64_t *src, const uint16_
 		lazy_loop(dl, v, src, k, m, 0, 0, flags);
 }
 
+/*
+ * The loop of a sparse column's chunk that has no entries: each code is 0,
+ * so each value is its prediction (0 with PRED_ZERO, which keep clears),
+ * written straight to the events. Inlined with what lazy_loop() is, and
+ * with wide, known.
+ */
+static inline __attribute__((always_inline)) void
+zeros_loop(struct delta_lazy *dl, const uint64_t *src, const uint16_t *k, uint32_t m, char *o, size_t stride,
+	   int wide, int same, int keyed, int self)
+{
+	uint64_t *last = dl->last, pred = dl->pred, keep = dl->def->flags & PRED_ZERO ? 0 : ~0ull;
+	uint32_t i, j;
+
+	UNROLL for (j = 0, i = dl->pos; j < m; j++, i++, o += stride) {
+		uint64_t v;
+
+		if (same)
+			pred = src[i];
+		else if (keyed)
+			pred = last[k[i]];
+		v = pred & keep;
+		if (wide)
+			*(uint64_t *)o = v;
+		else
+			*(uint32_t *)o = (uint32_t)v;
+		if (same)
+			continue;
+		if (keyed)
+			last[k[i]] = self ? v : src[i];
+		else
+			pred = self ? v : src[i];
+	}
+	dl->pred = pred;
+}
+
+/* zeros_loop with the key and the source known. */
+static inline __attribute__((always_inline)) void
+zeros_mode(struct delta_lazy *dl, const uint64_t *src, const uint16_t *k, uint32_t m, char *o, size_t stride,
+	   int wide)
+{
+	int self = dl->def->src == COL_NONE;
+
+	if (dl->def->flags & PRED_SAME)
+		zeros_loop(dl, src, k, m, o, stride, wide, 1, 0, 0);
+	else if (dl->last && self)
+		zeros_loop(dl, src, k, m, o, stride, wide, 0, 1, 1);
+	else if (dl->last)
+		zeros_loop(dl, src, k, m, o, stride, wide, 0, 1, 0);
+	else if (self)
+		zeros_loop(dl, src, k, m, o, stride, wide, 0, 0, 1);
+	else
+		zeros_loop(dl, src, k, m, o, stride, wide, 0, 0, 0);
+}
+
+/*
+ * A sparse column's chunk without entries, most of a sparse column's: no
+ * codes to gather and none to turn into differences.
+ */
+static void lazy_zeros(struct delta_lazy *dl, const uint64_t *src, const uint16_t *k, uint32_t to,
+		       void *out, size_t stride, int wide)
+{
+	if (wide)
+		zeros_mode(dl, src, k, to - dl->pos, out, stride, 1);
+	else
+		zeros_mode(dl, src, k, to - dl->pos, out, stride, 0);
+	dl->pos = to;
+}
+
 void delta_lazy_run(struct delta_lazy *dl, const uint64_t *src, const uint16_t *k, uint32_t to,
 		    void *out, size_t stride, int wide)
 {
@@ -884,6 +952,10 @@ void delta_lazy_run(struct delta_lazy *dl, const uint64_t *src, const uint16_t *
 	uint32_t m = to - dl->pos, j;
 	char *o = out;
 
+	if (dl->from == CODES_SPARSE && dl->in.next >= to) {
+		lazy_zeros(dl, src, k, to, out, stride, wide);
+		return;
+	}
 	lazy_codes(dl, v, m);
 	/* the predictors of the schemas, each its own loop; any other mix in a loop that tests */
 	switch (dl->def->flags) {
