@@ -573,15 +573,18 @@ dict_values(const uint64_t *dict, struct codes_in *in, int from, uint32_t nd, ui
 	return NULL;
 }
 
-/* Makes room for one more of key l's entries: its run moves to the pool's end, twice as long. */
+/* Whether key l's run is full: see struct key_entries. */
+static inline int key_full(const struct key_entries *l)
+{
+	return !(l->count & (l->count - 1));
+}
+
+/* Makes room for one more of key l's entries, its run full: the run moves to the pool's end, twice as long. */
 static void key_grow(struct key_entries *l, uint32_t *pool, uint32_t *used)
 {
-	uint32_t room = l->room ? 2 * l->room : 1;
-
 	memcpy(pool + *used, pool + l->at, l->count * sizeof(*pool));
 	l->at = *used;
-	l->room = room;
-	*used += room;
+	*used += l->count ? 2 * l->count : 1;
 }
 
 /*
@@ -608,7 +611,7 @@ dict_keyed(struct column_scratch *s, const uint64_t *dict, const uint16_t *k, ui
 				return "dictionary index out of range";
 			if (next == nd)
 				return "dictionary does not match its indexes";
-			if (l->count == l->room)
+			if (key_full(l))
 				key_grow(l, pool, &used);
 			pool[l->at + l->count++] = next++;
 		}

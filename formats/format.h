@@ -123,9 +123,13 @@ const char *section_check(const uint8_t *sec, size_t size, uint32_t tag);
 /* A dict column's entry for each event: a block's at most 65536 distinct values fit 16 bits. */
 _Static_assert(BLOCK_MAX_EVENTS <= 1 << 16, "dictionary entries are 16 bits");
 
-/* Decoding a keyed dictionary: where a key's entries lie in the pool, how many they are and may be. */
+/*
+ * Decoding a keyed dictionary: where a key's entries lie in the pool and
+ * how many they are. Its run has room for 1, 2, 4... entries, so it is
+ * full when the count is 0 or a power of 2; 8 bytes index cheaply.
+ */
 struct key_entries {
-	uint32_t at, count, room;
+	uint32_t at, count;
 };
 
 /* Column codecs (formats/columns.c): vals[n] <-> the column record at out. */
