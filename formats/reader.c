@@ -872,6 +872,30 @@ static int lazy_add(struct ingero_reader *r, struct cursor *c, const struct fstr
 	return 1;
 }
 
+/*
+ * The checks of a block's values: a branch per value would cost more than
+ * folding them all into one answer, as the values nearly always pass.
+ */
+static uint64_t greatest(const uint64_t *v, uint32_t n)
+{
+	uint64_t most = 0;
+	uint32_t i;
+
+	UNROLL for (i = 0; i < n; i++)
+		most = v[i] > most ? v[i] : most;
+	return most;
+}
+
+static int ascending(const uint64_t *v, uint32_t n)
+{
+	int fall = 0;
+	uint32_t i;
+
+	UNROLL for (i = 1; i < n; i++)
+		fall |= v[i] < v[i - 1];
+	return !fall;
+}
+
 /* Decodes the columns of the block section in r->sec into c's arrays and lazy fields. */
 static const char *decode_block(struct ingero_reader *r, struct cursor *c, const struct blockref *b)
 {
@@ -879,7 +903,7 @@ static const char *decode_block(struct ingero_reader *r, struct cursor *c, const
 	const struct stream_def *sd = &stream_defs[fs->known];
 	const uint8_t *p = r->sec.data + SECTION_HEADER_SIZE + BLOCK_HEADER_SIZE, *end = r->sec.data + r->sec.len;
 	uint64_t present = 0;
-	uint32_t n = b->count, i;
+	uint32_t n = b->count;
 	int prev = -1;
 	const char *bad;
 
@@ -921,10 +945,8 @@ static const char *decode_block(struct ingero_reader *r, struct cursor *c, const
 			if ((bad = column_decode(p, COLUMN_HEADER_SIZE + len, fs->defs, col, c->vals,
 						 c->keyidx, r->keyn, n, &r->scratch, table_only)))
 				return bad;
-			if (fc->d.type == TYPE_STRING)
-				for (i = 0; i < n; i++)
-					if (c->vals[col][i] >= r->nstrs)
-						return "string used before it is defined";
+			if (fc->d.type == TYPE_STRING && greatest(c->vals[col], n) >= r->nstrs)
+				return "string used before it is defined";
 			present |= 1ull << col;
 			if (fc->ours >= 0) {
 				const struct column_def *o = &sd->cols[fc->ours];
@@ -942,9 +964,8 @@ static const char *decode_block(struct ingero_reader *r, struct cursor *c, const
 	c->keys = c->vals[fs->sortkey];
 	if (c->keys[0] != b->first || c->keys[n - 1] != b->last)
 		return "block times differ from its header";
-	for (i = 1; i < n; i++)
-		if (c->keys[i] < c->keys[i - 1])
-			return "block times out of order";
+	if (!ascending(c->keys, n))
+		return "block times out of order";
 	return NULL;
 }
 
