@@ -569,6 +569,31 @@ static uint32_t dict_build(const uint64_t *v, const uint16_t *k, uint32_t keyn, 
 	return dict_loop(v, k, n, s, idx, st, 1);
 }
 
+/* Entry j from its byte code; the greater of that code and most. */
+static inline __attribute__((always_inline)) uint8_t
+byte_entry(uint16_t *idx, const uint8_t *p, uint32_t j, uint8_t most)
+{
+	idx[j] = p[j];
+	return p[j] > most ? p[j] : most;
+}
+
+/*
+ * Byte codes widened to entries, in groups of a fixed count that the
+ * compiler turns into vector code, as planes_get() does; the greatest code.
+ */
+static uint8_t bytes_to_entries(uint16_t *restrict idx, const uint8_t *restrict p, uint32_t n)
+{
+	uint32_t i, j;
+	uint8_t most = 0;
+
+	for (i = 0; i + PLANES_GROUP <= n; i += PLANES_GROUP)
+		for (j = i; j < i + PLANES_GROUP; j++)
+			most = byte_entry(idx, p, j, most);
+	for (; i < n; i++)
+		most = byte_entry(idx, p, i, most);
+	return most;
+}
+
 /* An unkeyed dictionary's codes, from in, to entries and, unless v is NULL, values. */
 static inline __attribute__((always_inline)) const char *
 dict_values(const uint64_t *dict, struct codes_in *in, int from, uint32_t nd, uint32_t n,
@@ -576,6 +601,14 @@ dict_values(const uint64_t *dict, struct codes_in *in, int from, uint32_t nd, ui
 {
 	uint32_t i;
 
+	/* a byte each, the codes are checked all at once and the values looked up after */
+	if (from == CODES_BYTES) {
+		if (n && bytes_to_entries(idx, in->p, n) >= nd)
+			return "dictionary index out of range";
+		for (i = 0; v && i < n; i++)
+			v[i] = dict[idx[i]];
+		return NULL;
+	}
 	for (i = 0; i < n; i++) {
 		uint64_t code = code_in(in, i, from);
 
