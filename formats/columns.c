@@ -649,7 +649,7 @@ dict_keyed(struct column_scratch *s, const uint64_t *dict, const uint16_t *k, ui
 	uint32_t *pool = s->pool, i, next = 0, used = 0;
 
 	memset(keys, 0, keyn * sizeof(*keys));
-	for (i = 0; i < n; i++) {
+	UNROLL for (i = 0; i < n; i++) {
 		struct key_entries *l = &keys[k[i]];
 		uint64_t code = code_in(in, i, from);
 
