@@ -1190,21 +1190,47 @@ static __attribute__((noinline)) int next_first(struct ingero_reader *r, const s
 	return ingero_reader_next(r, ev);
 }
 
-/* The common case calls nothing, so that it saves no registers: the rest is left to tail calls. */
-int ingero_reader_next(struct ingero_reader *r, const struct ingero_event **ev)
+/* Which of the n heads has the least key, ties going to the lower stream, as the writer's order does. */
+static inline __attribute__((always_inline)) unsigned least(const uint64_t *head, unsigned n)
 {
 	unsigned j, best = 0;
-	struct cursor *c;
 	uint64_t k;
 
-	if (!r->nactive)
-		return next_first(r, ev);
-	/* the least key, ties going to the lower stream, as the writer's order does */
-	for (k = r->head[0], j = 1; j < r->nactive; j++) {
-		int less = r->head[j] < k;
+	/* with masks, not a choice the compiler could make a branch of: the mix of the streams would mispredict it */
+	for (k = head[0], j = 1; j < n; j++) {
+		unsigned less = -(unsigned)(head[j] < k);
 
-		best = less ? j : best;
-		k = less ? r->head[j] : k;
+		best = (best & ~less) | (j & less);
+		k = less ? head[j] : k;
+	}
+	return best;
+}
+
+/*
+ * The common case calls nothing, so that it saves no registers: the rest
+ * is left to tail calls. The usual counts of streams, the call, switch and
+ * wakeup streams or fewer, get the least key without a loop.
+ */
+int ingero_reader_next(struct ingero_reader *r, const struct ingero_event **ev)
+{
+	unsigned best;
+	struct cursor *c;
+
+	switch (r->nactive) {
+	case 0:
+		return next_first(r, ev);
+	case 1:
+		best = 0;
+		break;
+	case 2:
+		best = least(r->head, 2);
+		break;
+	case 3:
+		best = least(r->head, 3);
+		break;
+	default:
+		best = least(r->head, r->nactive);
+		break;
 	}
 	c = r->active[best];
 	if (c->i >= c->fast_end)
