@@ -398,7 +398,7 @@ delta_loop(uint64_t *v, const uint64_t *src, const uint16_t *k, uint32_t keyn, u
 	uint32_t i;
 
 	if (flags & PRED_SAME) {
-		for (i = 0; i < n; i++) {
+		UNROLL for (i = 0; i < n; i++) {
 			if (decode)
 				v[i] = value_of(code_in(in, i, from), src[i], flags);
 			else
@@ -408,7 +408,7 @@ delta_loop(uint64_t *v, const uint64_t *src, const uint16_t *k, uint32_t keyn, u
 		/* the source's value at the key's last event, the base before its first */
 		for (i = 0; i < keyn; i++)
 			last[i] = base;
-		for (i = 0; i < n; i++) {
+		UNROLL for (i = 0; i < n; i++) {
 			if (decode)
 				v[i] = value_of(code_in(in, i, from), last[k[i]], flags);
 			else
@@ -418,7 +418,7 @@ delta_loop(uint64_t *v, const uint64_t *src, const uint16_t *k, uint32_t keyn, u
 	} else {
 		uint64_t pred = base;
 
-		for (i = 0; i < n; i++) {
+		UNROLL for (i = 0; i < n; i++) {
 			if (decode)
 				v[i] = value_of(code_in(in, i, from), pred, flags);
 			else
