@@ -878,8 +878,12 @@ static void lazy_codes(struct delta_lazy *dl, uint64_t *codes, uint32_t m)
 		return;
 	}
 	memset(codes, 0, m * sizeof(*codes));
-	while (in->next < pos + m)
-		codes[in->next - pos] = code_in(in, in->next, CODES_SPARSE);
+	while (in->next < pos + m) {
+		/* read before code_in() moves it on: which side of an assignment goes first is the compiler's choice */
+		uint32_t at = in->next;
+
+		codes[at - pos] = code_in(in, at, CODES_SPARSE);
+	}
 }
 
 /*
