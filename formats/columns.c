@@ -763,6 +763,10 @@ int column_encode(struct buf *out, const struct column_def *cols, unsigned c,
 	return 0;
 }
 
+static int delta_chunked(const uint8_t *rec, size_t len, const struct column_def *cols, unsigned c,
+			 uint64_t *const *vals, uint16_t *const *keyidx, uint32_t keyn, uint32_t n,
+			 uint64_t *last, const char **err);
+
 const char *column_decode(const uint8_t *rec, size_t len, const struct column_def *cols, unsigned c,
 			  uint64_t **vals, uint16_t **keyidx, uint32_t *keyn, uint32_t n,
 			  struct column_scratch *s, int dict_table)
@@ -775,22 +779,14 @@ const char *column_decode(const uint8_t *rec, size_t len, const struct column_de
 	const uint16_t *k;
 	const char *err;
 	uint32_t i, nd, runs, keyn_of = d->key == COL_NONE ? 0 : keyn[d->key];
+	int got;
 
 	len -= COLUMN_HEADER_SIZE;
 	switch (d->enc) {
 	case ENC_DELTA:
-		if (w == 1 && len == n) {
-			in.p = p;
-			delta_run(cols, c, vals, keyidx, keyn_of, n, base, NULL, &in, CODES_BYTES, s->last, NULL, 1);
-			return NULL;
-		}
-		if (w == WIDTH_SPARSE) {
-			if ((err = sparse_check(p, len, n)))
-				return err;
-			in = sparse_in(p, len);
-			delta_run(cols, c, vals, keyidx, keyn_of, n, base, NULL, &in, CODES_SPARSE, s->last, NULL, 1);
-			return NULL;
-		}
+		if ((got = delta_chunked(rec, COLUMN_HEADER_SIZE + len, cols, c, vals, keyidx, keyn_of, n, s->last,
+					 &err)))
+			return got < 0 ? err : NULL;
 		if ((err = get_codes(p, len, s->codes, n, w)))
 			return err;
 		in.codes = s->codes;
@@ -1000,17 +996,17 @@ static void lazy_zeros(struct delta_lazy *dl, const uint64_t *src, const uint16_
 	dl->pos = to;
 }
 
-void delta_lazy_run(struct delta_lazy *dl, const uint64_t *src, const uint16_t *k, uint32_t to,
-		    void *out, size_t stride, int wide)
+/* Whether dl's events pos..to are all coded 0: a sparse column's without an entry among them. */
+static inline int lazy_all_zero(const struct delta_lazy *dl, uint32_t to)
 {
-	uint64_t v[EVENT_CHUNK];
-	uint32_t m = to - dl->pos, j;
-	char *o = out;
+	return dl->from == CODES_SPARSE && dl->in.next >= to;
+}
 
-	if (dl->from == CODES_SPARSE && dl->in.next >= to) {
-		lazy_zeros(dl, src, k, to, out, stride, wide);
-		return;
-	}
+/* Decodes dl's events pos..to into v[0..to - pos), their codes turned into values in place. */
+static void lazy_values(struct delta_lazy *dl, const uint64_t *src, const uint16_t *k, uint32_t to, uint64_t *v)
+{
+	uint32_t m = to - dl->pos;
+
 	lazy_codes(dl, v, m);
 	/* the predictors of the schemas, each its own loop; any other mix in a loop that tests */
 	switch (dl->def->flags) {
@@ -1020,21 +1016,68 @@ void delta_lazy_run(struct delta_lazy *dl, const uint64_t *src, const uint16_t *
 	case PRED_ZERO:
 		lazy_mode(dl, v, src, k, m, PRED_ZERO);
 		break;
+	case PRED_RISE:
+		lazy_mode(dl, v, src, k, m, PRED_RISE);
+		break;
 	case PRED_SAME:
 		lazy_mode(dl, v, src, k, m, PRED_SAME);
 		break;
 	case PRED_SAME | PRED_ZERO:
 		lazy_mode(dl, v, src, k, m, PRED_SAME | PRED_ZERO);
 		break;
+	case PRED_SAME | PRED_RISE:
+		lazy_mode(dl, v, src, k, m, PRED_SAME | PRED_RISE);
+		break;
 	default:
 		lazy_mode(dl, v, src, k, m, dl->def->flags);
 		break;
 	}
 	dl->pos = to;
+}
+
+void delta_lazy_run(struct delta_lazy *dl, const uint64_t *src, const uint16_t *k, uint32_t to,
+		    void *out, size_t stride, int wide)
+{
+	uint64_t v[EVENT_CHUNK];
+	uint32_t m = to - dl->pos, j;
+	char *o = out;
+
+	if (lazy_all_zero(dl, to)) {
+		lazy_zeros(dl, src, k, to, out, stride, wide);
+		return;
+	}
+	lazy_values(dl, src, k, to, v);
 	if (wide)
 		UNROLL for (j = 0; j < m; j++, o += stride)
 			*(uint64_t *)o = v[j];
 	else
 		UNROLL for (j = 0; j < m; j++, o += stride)
 			*(uint32_t *)o = (uint32_t)v[j];
+}
+
+/*
+ * A delta column decoded whole as a lazy one is, a chunk at a time, each
+ * in place in the column: its codes take no array of a block's size, which
+ * would be written and read back out of the cache. 0 when its width is not
+ * one a lazy column takes (varints), -1 and *err on damage.
+ */
+static int delta_chunked(const uint8_t *rec, size_t len, const struct column_def *cols, unsigned c,
+			 uint64_t *const *vals, uint16_t *const *keyidx, uint32_t keyn, uint32_t n,
+			 uint64_t *last, const char **err)
+{
+	const struct column_def *d = &cols[c];
+	const uint64_t *src = d->src == COL_NONE ? NULL : vals[d->src];
+	const uint16_t *k = d->key == COL_NONE ? NULL : keyidx[d->key];
+	struct delta_lazy dl;
+	uint32_t at, to;
+	int got = delta_lazy_init(&dl, rec, len, cols, c, keyn, n, last, err);
+
+	for (at = 0; got > 0 && at < n; at = to) {
+		to = n - at < EVENT_CHUNK ? n : at + EVENT_CHUNK;
+		if (lazy_all_zero(&dl, to))
+			lazy_zeros(&dl, src, k, to, vals[c] + at, sizeof(*vals[c]), 1);
+		else
+			lazy_values(&dl, src, k, to, vals[c] + at);
+	}
+	return got;
 }
