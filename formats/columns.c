@@ -260,19 +260,6 @@ static const char *sparse_check(const uint8_t *p, size_t len, uint32_t n)
 	return NULL;
 }
 
-static const char *get_sparse(const uint8_t *p, size_t len, uint64_t *codes, uint32_t n)
-{
-	const char *err = sparse_check(p, len, n);
-	uint32_t m, j;
-
-	if (err)
-		return err;
-	memset(codes, 0, (size_t)n * sizeof(*codes));
-	for (j = 0, m = get_u32(p), p += 4; j < m; j++, p += SPARSE_ENTRY_SIZE)
-		codes[get_u32(p)] = get_u64(p + 4);
-	return NULL;
-}
-
 /* How many planes codes of width w take (1: a byte each), or 0 when w is not one of planes. */
 static unsigned planes_of(unsigned w)
 {
@@ -283,15 +270,16 @@ static unsigned planes_of(unsigned w)
 	return (w & WIDTH_PLANES) && planes >= 2 && planes <= 8 ? planes : 0;
 }
 
-/* Reads n codes of width w from p[0..len); NULL or what is wrong. */
+/*
+ * Reads n codes of width w from p[0..len); NULL or what is wrong. Sparse
+ * codes are not among them: they are taken as the events reach them.
+ */
 static const char *get_codes(const uint8_t *p, size_t len, uint64_t *codes, uint32_t n, unsigned w)
 {
 	const uint8_t *end = p + len;
 	unsigned planes = planes_of(w);
 	uint32_t i;
 
-	if (w == WIDTH_SPARSE)
-		return get_sparse(p, len, codes, n);
 	if (w == 0) {
 		for (i = 0; i < n; i++) {
 			uint64_t v = 0;
@@ -806,6 +794,13 @@ const char *column_decode(const uint8_t *rec, size_t len, const struct column_de
 		if (w == 1 && len == n) {
 			in.p = p;
 			return dict_from(s, dict, k, keyn_of, &in, CODES_BYTES, nd, n, keyidx[c], v);
+		}
+		/* taken as the events reach them, not spread out over an array of the block's size first */
+		if (w == WIDTH_SPARSE) {
+			if ((err = sparse_check(p, len, n)))
+				return err;
+			in = sparse_in(p, len);
+			return dict_from(s, dict, k, keyn_of, &in, CODES_SPARSE, nd, n, keyidx[c], v);
 		}
 		if ((err = get_codes(p, len, s->codes, n, w)))
 			return err;
