@@ -33,6 +33,8 @@
  * fewer candidates are checked.
  */
 #define ZSTD_MIN_MATCH 7
+/* Column values in a cache line. */
+#define VALUES_PER_LINE (64 / sizeof(uint64_t))
 #define CUT_MIN 2048
 #define MAX_CUTS (8 * MAX_COLUMNS)
 
@@ -622,6 +624,21 @@ fail:
 	return NULL;
 }
 
+/*
+ * A stream's columns outnumber what the hardware prefetcher follows: each
+ * column's line of value i is asked for ahead, once for the eight events
+ * whose values share it.
+ */
+static void prefetch_columns(const struct stream_buf *sb, uint32_t i)
+{
+	const struct wfield *f, *end;
+	unsigned k;
+
+	for (k = 0; k < WFIELD_KINDS; k++)
+		for (f = sb->fields[k], end = f + sb->nfields[k]; f < end; f++)
+			__builtin_prefetch(&f->vals[i], 1);
+}
+
 int ingero_writer_add(struct ingero_writer *w, const struct ingero_event *ev)
 {
 	const struct stream_def *sd;
@@ -653,19 +670,14 @@ int ingero_writer_add(struct ingero_writer *w, const struct ingero_event *ev)
 	if (!sb->vals[0] && stream_alloc(sb, sd))
 		goto fail;
 	i = sb->n;
-	/* a stream's columns outnumber what the hardware prefetcher follows */
-	for (f = sb->fields[WFIELD_U64], end = f + sb->nfields[WFIELD_U64]; f < end; f++) {
-		__builtin_prefetch(&f->vals[i + PREFETCH_AHEAD], 1);
+	if (!(i % VALUES_PER_LINE))
+		prefetch_columns(sb, i + PREFETCH_AHEAD);
+	for (f = sb->fields[WFIELD_U64], end = f + sb->nfields[WFIELD_U64]; f < end; f++)
 		f->vals[i] = *(const uint64_t *)((const char *)ev + f->off);
-	}
-	for (f = sb->fields[WFIELD_U32], end = f + sb->nfields[WFIELD_U32]; f < end; f++) {
-		__builtin_prefetch(&f->vals[i + PREFETCH_AHEAD], 1);
+	for (f = sb->fields[WFIELD_U32], end = f + sb->nfields[WFIELD_U32]; f < end; f++)
 		f->vals[i] = *(const uint32_t *)((const char *)ev + f->off);
-	}
-	for (f = sb->fields[WFIELD_I32], end = f + sb->nfields[WFIELD_I32]; f < end; f++) {
-		__builtin_prefetch(&f->vals[i + PREFETCH_AHEAD], 1);
+	for (f = sb->fields[WFIELD_I32], end = f + sb->nfields[WFIELD_I32]; f < end; f++)
 		f->vals[i] = (uint64_t)(int64_t)*(const int32_t *)((const char *)ev + f->off);
-	}
 	/*
 	 * Last, as a string's key column is filled by now; backwards, so that a
 	 * column reads its cache before its source's value of this event feeds it.
