@@ -53,6 +53,7 @@ int column_scratch_init(struct column_scratch *s, int encode)
 	if (encode) {
 		s->dict_key = malloc(BLOCK_MAX_EVENTS * sizeof(*s->dict_key));
 		s->dict_code = malloc(BLOCK_MAX_EVENTS * sizeof(*s->dict_code));
+		s->recent = malloc(BLOCK_MAX_EVENTS * sizeof(*s->recent));
 		s->slots = malloc(DICT_SLOTS * sizeof(*s->slots));
 		s->direct = calloc(DIRECT_VALUES, sizeof(*s->direct));
 	} else {
@@ -60,7 +61,7 @@ int column_scratch_init(struct column_scratch *s, int encode)
 		s->pool = malloc(KEY_POOL * sizeof(*s->pool));
 	}
 	if (!s->codes || !s->last || !s->dict ||
-	    (encode ? !s->dict_key || !s->dict_code || !s->slots || !s->direct : !s->keys || !s->pool)) {
+	    (encode ? !s->dict_key || !s->dict_code || !s->recent || !s->slots || !s->direct : !s->keys || !s->pool)) {
 		column_scratch_release(s);
 		return error_errno("cannot allocate column buffers");
 	}
@@ -74,6 +75,7 @@ void column_scratch_release(struct column_scratch *s)
 	free(s->dict);
 	free(s->dict_key);
 	free(s->dict_code);
+	free(s->recent);
 	free(s->slots);
 	free(s->direct);
 	free(s->keys);
@@ -510,7 +512,26 @@ dict_direct(struct column_scratch *s, uint64_t v, uint32_t *nd)
 	return (*d & 0xffff) + 1;
 }
 
-/* dict_build's loop, inlined with keyed known so that an unkeyed column neither compares nor counts keys. */
+/* The entry + 1 of (v, key) from the dictionary's hash table, where it is added if new. */
+static inline __attribute__((always_inline)) uint32_t
+dict_hashed(struct column_scratch *s, uint64_t v, uint32_t key, uint32_t *nd, int keyed)
+{
+	uint32_t h = dict_slot(s, v, key, keyed), e = s->slots[h];
+
+	if (!e) {
+		dict_add(s, v, key, *nd, keyed);
+		s->slots[h] = e = ++*nd;
+		if (2 * *nd > s->mask + 1)
+			dict_grow(s, *nd);
+	}
+	return e;
+}
+
+/*
+ * dict_build's loop, inlined with keyed known so that an unkeyed column
+ * neither compares nor counts keys. A keyed column tries its key's last
+ * value first: most of a call's arguments are those of the API's call before.
+ */
 static inline __attribute__((always_inline)) uint32_t
 dict_loop(const uint64_t *v, const uint16_t *k, uint32_t n, struct column_scratch *s, uint16_t *idx,
 	  struct code_stats *st, int keyed)
@@ -519,15 +540,14 @@ dict_loop(const uint64_t *v, const uint16_t *k, uint32_t n, struct column_scratc
 	uint32_t i, nd = 0;
 
 	for (i = 0; i < n; i++) {
-		uint32_t key = keyed ? k[i] : 0, h, e;
+		uint32_t e;
 
-		if (!keyed && v[i] < DIRECT_VALUES) {
-			e = dict_direct(s, v[i], &nd);
-		} else if (!(e = s->slots[h = dict_slot(s, v[i], key, keyed)])) {
-			dict_add(s, v[i], key, nd, keyed);
-			s->slots[h] = e = ++nd;
-			if (2 * nd > s->mask + 1)
-				dict_grow(s, nd);
+		if (keyed) {
+			e = s->recent[k[i]];
+			if (!e || s->dict[e - 1] != v[i])
+				e = s->recent[k[i]] = dict_hashed(s, v[i], k[i], &nd, 1);
+		} else {
+			e = v[i] < DIRECT_VALUES ? dict_direct(s, v[i], &nd) : dict_hashed(s, v[i], 0, &nd, 0);
 		}
 		idx[i] = e - 1;
 		stats_add(&acc, s->codes[i] = keyed ? s->dict_code[e - 1] : e - 1);
@@ -554,6 +574,7 @@ static uint32_t dict_build(const uint64_t *v, const uint16_t *k, uint32_t keyn, 
 		return dict_loop(v, NULL, n, s, idx, st, 0);
 	}
 	memset(s->last, 0, keyn * sizeof(*s->last));
+	memset(s->recent, 0, keyn * sizeof(*s->recent));
 	return dict_loop(v, k, n, s, idx, st, 1);
 }
 

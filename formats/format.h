@@ -140,6 +140,7 @@ struct column_scratch {
 	uint64_t *dict;		/* the dictionary's values */
 	/* encode: the key index and the code of each entry */
 	uint32_t *dict_key, *dict_code;
+	uint32_t *recent;	/* encode: per key index, the entry + 1 of its last value, 0 none yet */
 	uint32_t *slots, mask;	/* encode: the dictionary's hash table of entry + 1, 0 empty */
 	/* encode, by small value: the stamp of the build that set it (high 16 bits) and the entry */
 	uint32_t *direct, stamp;
