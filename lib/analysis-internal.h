@@ -42,11 +42,8 @@ _Static_assert(sizeof(struct stretch) == 16, "four stretches share a cache line"
 
 /* A closed runnable stretch's culprits, apart from the stretches since only those have them. */
 struct culprits {
-	union {
-		/* who ran instead, and how long: in all, and inside --from and --to */
-		struct { uint64_t ns, win_ns; int32_t tid; } cul[STRETCH_CULPRITS];
-		uint64_t cpu_switches;	/* CULPRITS_LATER: the run queue's switch count at the end */
-	};
+	/* who ran instead, and how long: in all, and inside --from and --to */
+	struct { uint64_t ns, win_ns; int32_t tid; } cul[STRETCH_CULPRITS];
 };
 
 /* An allocation or free, held back while the call enclosing it may be the one to name it. */

@@ -239,20 +239,23 @@ static struct cpu_state *run_queue(const struct ingero_analysis *a, const struct
 
 /*
  * Runs the thread of a run queue's history back over [start, end), from its
- * switch number upto down to the oldest it still holds, and keeps the top culprits.
+ * newest switch down to the oldest it still holds, and keeps the top culprits.
+ * The switches since end began at or after it, and add nothing: a stretch's
+ * culprits come out the same whenever they are looked up.
  */
 static void find_culprits(struct ingero_analysis *a, struct stretch *s, struct culprits *out, uint64_t end,
-			  int32_t self, uint64_t upto)
+			  int32_t self)
 {
 	struct cpu_state *c = run_queue(a, s);
 	struct { uint64_t ns, win_ns; int32_t tid; } top[CALL_CULPRITS];
 	uint32_t n = 0, k, i;
-	uint64_t run_end = end, oldest;
+	uint64_t run_end = end, upto, oldest;
 
 	s->ncul = 0;
 	if (!c)
 		return;
-	oldest = c->switches > CPU_HISTORY ? c->switches - CPU_HISTORY : 0;
+	upto = c->switches;
+	oldest = upto > CPU_HISTORY ? upto - CPU_HISTORY : 0;
 	for (; upto > oldest; upto--) {
 		uint32_t j = upto % CPU_HISTORY;
 		uint64_t lo = c->hist[j].start > s->start ? c->hist[j].start : s->start;
@@ -286,23 +289,6 @@ static void find_culprits(struct ingero_analysis *a, struct stretch *s, struct c
 		top[best] = top[k];
 	}
 	s->ncul = (uint8_t)k;
-}
-
-/*
- * A runnable stretch's culprits, for a thread not traced: looked up only
- * once it turns out traced (most never do), from the switches its run queue
- * had at the stretch's end, as far as the queue's history still holds them.
- */
-static void culprits_later(struct ingero_analysis *a, struct thread *t, struct stretch *s)
-{
-	struct cpu_state *c = run_queue(a, s);
-
-	if (c) {
-		s->ncul = CULPRITS_LATER;
-		culprits_of(t, s)->cpu_switches = c->switches;
-	} else {
-		s->ncul = 0;
-	}
 }
 
 static struct interferer *interferer_get(struct ingero_analysis *a, int32_t tid)
@@ -344,9 +330,7 @@ static void blame_stretch(struct ingero_analysis *a, struct thread *t, const str
 static __attribute__((noinline)) void culprits_now(struct ingero_analysis *a, struct thread *t, struct stretch *s,
 						   uint64_t end)
 {
-	struct cpu_state *c = run_queue(a, s);
-
-	find_culprits(a, s, culprits_of(t, s), end, t->tid, c ? c->switches : 0);
+	find_culprits(a, s, culprits_of(t, s), end, t->tid);
 	blame_stretch(a, t, s, end);
 }
 
@@ -368,10 +352,11 @@ static void close_runnable(struct ingero_analysis *a, struct thread *t, struct s
 		}
 		t->delays++;
 	}
+	/* a thread not traced has them looked up only once it turns out traced: most never do */
 	if (t->traced)
 		culprits_now(a, t, s, ts);
 	else
-		culprits_later(a, t, s);
+		s->ncul = CULPRITS_LATER;
 }
 
 /* Ends the thread's open stretch at ts: its statistics, and for a runnable one its culprits. */
@@ -429,7 +414,7 @@ static __attribute__((noinline)) int start_tracing(struct ingero_analysis *a, st
 		if (!is_runnable(s->kind))
 			continue;
 		if (s->ncul == CULPRITS_LATER)
-			find_culprits(a, s, culprits_of(t, s), next->start, t->tid, culprits_of(t, s)->cpu_switches);
+			find_culprits(a, s, culprits_of(t, s), next->start, t->tid);
 		blame_stretch(a, t, s, next->start);
 	}
 	return t->cap < RING_TRACED ? ring_resize(t, RING_TRACED) : 0;
