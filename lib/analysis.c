@@ -818,7 +818,7 @@ static inline void split_add(uint64_t *sum, const uint64_t *ns)
 }
 
 /* An outermost call: its class, what its culprits took, who woke it, and its thread's totals. */
-static int account_outer(struct ingero_analysis *a, struct thread *t, struct row *r, const struct ingero_call *c,
+static inline __attribute__((always_inline)) int account_outer(struct ingero_analysis *a, struct thread *t, struct row *r, const struct ingero_call *c,
 			 uint64_t dur, uint32_t bucket, const struct call_split *cs)
 {
 	uint32_t cls = bucket >> CLASS_SHIFT, i;
@@ -845,6 +845,33 @@ static int account_outer(struct ingero_analysis *a, struct thread *t, struct row
 	if (cs->waker && blame_add(a, blame_key(c->api, cls, 1, cs->waker), cs->waker_ns, 0, c->cpu))
 		return -1;
 	return 0;
+}
+
+/* A call of dur ns, split as cs says: its row, and for an outermost one the rest (see account_outer()). */
+static inline __attribute__((always_inline)) int account_call(struct ingero_analysis *a, struct thread *t,
+							      struct row *r, const struct ingero_call *c, uint64_t dur,
+							      const struct call_split *cs)
+{
+	uint32_t bucket = sketch_bucket(dur);
+
+	r->calls++;
+	r->total += dur;
+	r->lossy += cs->lossy;
+	if (dur < r->min)
+		r->min = dur;
+	if (dur > r->max)
+		r->max = dur;
+	sketch_add(r->sketch, bucket, dur);
+	split_add(r->split, cs->ns);
+	if (c->ret) {
+		uint64_t *n = amap_put(&a->errors, error_key(2 * c->api + (c->parent != 0), c->ret), NULL);
+
+		if (!n)
+			return -1;
+		++*n;
+		r->errors++;
+	}
+	return c->parent ? 0 : account_outer(a, t, r, c, dur, bucket, cs);
 }
 
 /*
@@ -966,7 +993,6 @@ static int on_call(struct ingero_analysis *a, const struct ingero_event *ev, int
 	uint64_t dur = c->end_ns > ev->ts ? c->end_ns - ev->ts : 0;
 	struct thread *t = thread_get(a, (int32_t)c->tid);
 	int win = in_window(a, ev->ts);
-	uint32_t bucket;
 	uint64_t since;
 	struct call_split cs;
 	struct row *r;
@@ -1006,26 +1032,18 @@ static int on_call(struct ingero_analysis *a, const struct ingero_event *ev, int
 		t->calls += !c->parent;	/* an outermost call, of no time */
 		return 0;
 	}
-	split_call(a, t, ev, since, &cs, 1);
-	r->calls++;
-	r->total += dur;
-	r->lossy += cs.lossy;
-	if (dur < r->min)
-		r->min = dur;
-	if (dur > r->max)
-		r->max = dur;
-	bucket = sketch_bucket(dur);
-	sketch_add(r->sketch, bucket, dur);
-	split_add(r->split, cs.ns);
-	if (c->ret) {
-		uint64_t *n = amap_put(&a->errors, error_key(2 * c->api + (c->parent != 0), c->ret), NULL);
+	/*
+	 * Most calls ran inside their thread's open stretch on the CPU: all of
+	 * their time there, nothing taken, no waker. The accounting, inlined
+	 * for them apart, drops every add of a zero.
+	 */
+	if (since <= ev->ts && ran_since(t, ev->ts)) {
+		struct call_split oncpu = { .ns[INGERO_SPLIT_ONCPU] = dur, .lossy = call_lossy(a, ev->ts, c->end_ns) };
 
-		if (!n)
-			return -1;
-		++*n;
-		r->errors++;
+		return account_call(a, t, r, c, dur, &oncpu);
 	}
-	return c->parent ? 0 : account_outer(a, t, r, c, dur, bucket, &cs);
+	split_call(a, t, ev, since, &cs, 1);
+	return account_call(a, t, r, c, dur, &cs);
 }
 
 static int held_tid(const struct ingero_analysis *a, int32_t tid)
