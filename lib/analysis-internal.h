@@ -150,6 +150,7 @@ struct ingero_analysis {
 	struct ingero_analysis_opts opts;
 	/* --from and --to as every event tests them: an end of UINT64_MAX, the length from --from, no branch */
 	uint64_t window_end, window_len;
+	int whole;	/* neither --from nor --to: every ns is inside the window */
 	int32_t *size_arg, *ptr_arg;	/* per API: the argument holding the size, the pointer freed */
 	uint8_t *call_kind;	/* per API: its CALL_ bits, for every call to test in one load */
 	uint64_t origin, last_key;

@@ -54,6 +54,12 @@ static uint64_t clip(const struct ingero_analysis *a, uint64_t lo, uint64_t hi)
 	return hi > lo ? hi - lo : 0;
 }
 
+/* Of a stretch [start, end), end >= start, the ns that --from and --to keep: without them, all, in one test. */
+static inline uint64_t kept_ns(const struct ingero_analysis *a, uint64_t start, uint64_t end)
+{
+	return a->whole ? end - start : clip(a, start, end);
+}
+
 /* part * num / den without overflow: stretches can be long and busy. */
 static uint64_t scale(uint64_t part, uint64_t num, uint64_t den)
 {
@@ -337,7 +343,7 @@ static __attribute__((noinline)) void culprits_now(struct ingero_analysis *a, st
 /* A runnable stretch ends at ts: the thread's delays, and the stretch's culprits. */
 static void close_runnable(struct ingero_analysis *a, struct thread *t, struct stretch *s, uint64_t ts)
 {
-	uint64_t kept = clip(a, s->start, ts);
+	uint64_t kept = kept_ns(a, s->start, ts);
 
 	/*
 	 * The part in the window, as for the run time; a stretch of no time
@@ -363,7 +369,7 @@ static void close_runnable(struct ingero_analysis *a, struct thread *t, struct s
 static inline void close_stretch(struct ingero_analysis *a, struct thread *t, struct stretch *s, uint64_t ts)
 {
 	if (s->kind == INGERO_SPLIT_ONCPU)
-		t->run_ns += clip(a, s->start, ts);
+		t->run_ns += kept_ns(a, s->start, ts);
 	else if (is_runnable(s->kind))
 		close_runnable(a, t, s, ts);
 }
@@ -1162,6 +1168,7 @@ struct ingero_analysis *ingero_analysis_new(const struct ingero_analysis_opts *o
 	a->opts = *opts;
 	a->window_end = opts->to_ns ? opts->to_ns : UINT64_MAX;
 	a->window_len = a->window_end > opts->from_ns ? a->window_end - opts->from_ns : 0;
+	a->whole = !opts->from_ns && !opts->to_ns;
 	a->origin = opts->start_ns;
 	a->route = first_route;
 	for (i = 0; i < RECENT_THREADS; i++)
