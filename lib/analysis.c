@@ -340,8 +340,13 @@ static __attribute__((noinline)) void culprits_now(struct ingero_analysis *a, st
 	blame_stretch(a, t, s, end);
 }
 
-/* A runnable stretch ends at ts: the thread's delays, and the stretch's culprits. */
-static void close_runnable(struct ingero_analysis *a, struct thread *t, struct stretch *s, uint64_t ts)
+/*
+ * A runnable stretch ends at ts: the thread's delays, and the stretch's culprits.
+ * Inlined: most switch-ins end one, and a call would cost the switch its
+ * thread's ring to load again.
+ */
+static inline __attribute__((always_inline)) void close_runnable(struct ingero_analysis *a, struct thread *t,
+								  struct stretch *s, uint64_t ts)
 {
 	uint64_t kept = kept_ns(a, s->start, ts);
 
