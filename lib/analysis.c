@@ -68,14 +68,17 @@ static uint64_t scale(uint64_t part, uint64_t num, uint64_t den)
 	return den ? (uint64_t)((unsigned __int128)part * num / den) : 0;
 }
 
-/* A CPU seen for the first time: its state, and room for it in the table. */
-static struct cpu_state *cpu_add(struct ingero_analysis *a, uint32_t cpu)
+/* The highest CPU: a stretch holds its CPU in 16 bits. */
+#define CPU_MAX UINT16_MAX
+
+/* A CPU seen for the first time: its state, and room for it in the table. Out of line: once a CPU. */
+static __attribute__((noinline)) struct cpu_state *cpu_add(struct ingero_analysis *a, uint32_t cpu)
 {
 	if (cpu >= a->ncpus) {
 		uint32_t n = cpu + 1, i;
 		struct cpu_state **p;
 
-		if (cpu > 65535) {
+		if (cpu > CPU_MAX) {
 			errno = EINVAL;
 			return NULL;
 		}
@@ -498,8 +501,13 @@ static int on_wakeup(struct ingero_analysis *a, const struct ingero_event *ev)
 	if (ev->wakeup.wakee_tid <= 0)
 		return 0;
 	t = thread_live(a, ev->wakeup.wakee_tid);
-	if (!t || !cpu_get(a, ev->wakeup.target_cpu))
+	if (!t)
 		return -1;
+	/* The run queue's state is made by its switches: the wait's culprits are looked up from them. */
+	if (ev->wakeup.target_cpu > CPU_MAX) {
+		errno = EINVAL;
+		return -1;
+	}
 	s = &t->ring[t->head];
 	/* a wakeup proves a sleep, if not since when: it ends one, of a known start or not */
 	slept = s->kind == KIND_PENDING || s->kind == INGERO_SPLIT_BLOCKED;
