@@ -837,8 +837,9 @@ static inline void split_add(uint64_t *sum, const uint64_t *ns)
 }
 
 /* An outermost call: its class, what its culprits took, who woke it, and its thread's totals. */
-static inline __attribute__((always_inline)) int account_outer(struct ingero_analysis *a, struct thread *t, struct row *r, const struct ingero_call *c,
-			 uint64_t dur, uint32_t bucket, const struct call_split *cs)
+static inline __attribute__((always_inline)) int
+account_outer(struct ingero_analysis *a, struct thread *t, struct row *r, const struct ingero_call *c,
+	      uint64_t dur, uint32_t bucket, const struct call_split *cs)
 {
 	uint32_t cls = bucket >> CLASS_SHIFT, i;
 	struct cls *k = &r->cls[cls];
