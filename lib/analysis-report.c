@@ -14,8 +14,12 @@
  */
 #define HIGH_SHARE 0.10
 #define MEDIUM_SHARE 0.02
-/* A chain whose cause is not interference still names the neighbour above this share of its slow calls' time. */
-#define ALSO_RUNNABLE_PCT 10
+/*
+ * A chain whose cause is not interference still names its top culprit when
+ * its culprits took this share of its slow calls' time: not when the calls
+ * were runnable as long on a CPU left idle, with a neighbour's moment in it.
+ */
+#define ALSO_TAKEN_PCT 10
 
 static const char *const cause_names[INGERO_NR_CAUSES] = {
 	[INGERO_CAUSE_PREEMPTED] = "preempted",
@@ -273,15 +277,15 @@ static void chain_culprits(struct ingero_analysis *a, struct ingero_analysis_cha
 	ch->cpu = ch->nculprits && ch->culprits[0].cpus ? __builtin_ctzll(ch->culprits[0].cpus) : -1;
 }
 
-/* The percentage of the slow calls' time spent in the given split. */
-static int slow_pct(const struct ingero_analysis_chain *ch, enum ingero_split split)
+/* The slow calls' time, over all its splits. */
+static uint64_t slow_total(const struct ingero_analysis_chain *ch)
 {
 	uint64_t total = 0;
 	int i;
 
 	for (i = 0; i < INGERO_NR_SPLITS; i++)
 		total += ch->slow_split_ns[i];
-	return total ? (int)(100 * ch->slow_split_ns[split] / total) : 0;
+	return total;
 }
 
 static int is_runnable(uint32_t split)
@@ -301,11 +305,16 @@ static enum ingero_cause runnable_cause(const struct ingero_analysis_chain *ch)
 		INGERO_CAUSE_PREEMPTED : INGERO_CAUSE_DELAYED;
 }
 
-/* Whether a chain of another cause lost enough of its slow calls' time to a culprit to name it too. */
+/* Whether a chain of another cause lost enough of its slow calls' time to its culprits to name the top one too. */
 static int also_interfered(const struct ingero_analysis_chain *ch)
 {
+	uint64_t taken = 0;
+	uint32_t k;
+
+	for (k = 0; k < ch->nculprits; k++)
+		taken += ch->culprits[k].slow_ns;
 	return !is_interference(ch->cause) && ch->nculprits && ch->culprits[0].slow_calls &&
-	       slow_pct(ch, INGERO_SPLIT_PREEMPTED) + slow_pct(ch, INGERO_SPLIT_WAIT) >= ALSO_RUNNABLE_PCT;
+	       100 * taken >= ALSO_TAKEN_PCT * slow_total(ch);
 }
 
 static void chain_summary(struct ingero_analysis *a, struct ingero_analysis_chain *ch)
@@ -314,11 +323,9 @@ static void chain_summary(struct ingero_analysis *a, struct ingero_analysis_chai
 	char p99[32], p50[32], from[32], each[32], slow[64], all[64], *s = ch->summary;
 	size_t len = sizeof(ch->summary);
 	const struct ingero_analysis_culprit *c = &ch->culprits[0];
-	uint64_t total = 0;
-	int n, i, also = also_interfered(ch);
+	uint64_t total = slow_total(ch);
+	int n, also = also_interfered(ch);
 
-	for (i = 0; i < INGERO_NR_SPLITS; i++)
-		total += ch->slow_split_ns[i];
 	ingero_analysis_fmt_ns(p99, sizeof(p99), ch->p99_ns);
 	ingero_analysis_fmt_ns(p50, sizeof(p50), ch->p50_ns);
 	ingero_analysis_fmt_ns(from, sizeof(from), ch->slow_from_ns);

@@ -348,6 +348,35 @@ static void test_sync_sleep(void)
 	ok(c && strstr(c->summary, "woken by gpu (pid 400); waiting, not interference") != NULL,
 	   "verdict: %s", c ? c->summary : "none");
 	ok(c && strstr(c->remedy, "nothing to fix on the CPU") != NULL, "remedy: %s", c ? c->remedy : "none");
+
+	/*
+	 * The slow sync waits 200 us after its wakeup again, but its CPU was
+	 * idle for 195 of them: journald's 5 us are not what made it slow.
+	 */
+	sw(t0 - 1000, 0, 0, 0, 101);
+	sw(t0 - 1000, 1, 0, 0, 400);
+	for (i = 0; i < 10; i++) {
+		uint64_t ts = t0 + i * 1000000, woken = ts + (i == 3 ? 700000 : 90000);
+
+		sw(ts + 5000, 0, 101, INGERO_STATE_SLEEPING, 0);
+		wake(woken, 1, 400, 101, 0);
+		if (i == 3) {
+			sw(ts + 800000, 0, 0, 0, 300);
+			sw(ts + 805000, 0, 300, INGERO_STATE_SLEEPING, 0);
+			sw(ts + 900000, 0, 0, 0, 101);
+			call(SYNC, 101, ts, ts + 950000, 0, 0, 0, 0, 0);
+		} else {
+			sw(woken + 3000, 0, 0, 0, 101);
+			call(SYNC, 101, ts, woken + 10000, 0, 0, 0, 0, 0);
+		}
+	}
+	r = run();
+	c = r->nchains ? &r->chains[0] : NULL;
+	ok(c && c->cause == INGERO_CAUSE_GPU_WAIT, "the slow sync waited for the GPU");
+	is_u64(c ? c->slow_split_ns[INGERO_SPLIT_WAIT] : 0, 200000, "and 200 us after its wakeup");
+	is_u64(c && c->nculprits ? c->culprits[0].ns : 0, 5000, "journald took 5 us of them");
+	ok(c && strstr(c->summary, "woken by gpu (pid 400); waiting, not interference") != NULL,
+	   "an idle CPU's delay names no neighbour: %s", c ? c->summary : "none");
 }
 
 /* Two tasks share the CPU while the thread is runnable: each is blamed for its overlap only. */
