@@ -897,38 +897,37 @@ static void lazy_codes(struct delta_lazy *dl, uint64_t *codes, uint32_t m)
 		codes[at - pos] = code_in(in, at, CODES_SPARSE);
 	}
 }
-
 /*
  * The delta loop of column_decode() over dl's next m events, their codes
- * turned into values in place, its state kept in dl between calls. Inlined
- * with flags, a key and the source known, so that the loop tests none.
+ * in v turned into values in place, its state kept in dl between calls.
+ * Inlined with flags, a key and the source known, so that the loop tests none.
  */
 static inline __attribute__((always_inline)) void
-lazy_loop(struct delta_lazy *dl, uint64_t *restrict v, const uint64_t *src, const uint16_t *k, uint32_t m,
+lazy_loop(struct delta_lazy *dl, uint64_t *restrict v, const uint64_t *src, const uint16_t *k, size_t m,
 	  int keyed, int self, unsigned flags)
 {
 	uint64_t *last = dl->last, pred = dl->pred;
-	uint32_t i, j;
+	size_t pos = dl->pos, j;
 
-	UNROLL for (j = 0, i = dl->pos; j < m; j++, i++) {
+	UNROLL for (j = 0; j < m; j++) {
 		if (flags & PRED_SAME)
-			pred = src[i];
+			pred = src[pos + j];
 		else if (keyed)
-			pred = last[k[i]];
+			pred = last[k[pos + j]];
 		v[j] = value_of(v[j], pred, flags);
 		if (flags & PRED_SAME)
 			continue;
 		if (keyed)
-			last[k[i]] = self ? v[j] : src[i];
+			last[k[pos + j]] = self ? v[j] : src[pos + j];
 		else
-			pred = self ? v[j] : src[i];
+			pred = self ? v[j] : src[pos + j];
 	}
 	dl->pred = pred;
 }
 
 /* lazy_loop with the key and the source known. */
 static inline __attribute__((always_inline)) void
-lazy_mode(struct delta_lazy *dl, uint64_t *v, const uint64_t *src, const uint16_t *k, uint32_t m, unsigned flags)
+lazy_mode(struct delta_lazy *dl, uint64_t *v, const uint64_t *src, const uint16_t *k, size_t m, unsigned flags)
 {
 	int self = dl->def->src == COL_NONE;
 
@@ -945,70 +944,95 @@ lazy_mode(struct delta_lazy *dl, uint64_t *v, const uint64_t *src, const uint16_
 }
 
 /*
+ * Where a lazy column's values go: the column's own array, or a field of
+ * consecutive events, 64 or 32 bits wide. Inlined with the sink known, the
+ * events' stride is a constant that the unrolled loops fold into their
+ * addresses.
+ */
+enum sink { SINK_COLUMN, SINK_EVENTS_64, SINK_EVENTS_32 };
+
+static inline __attribute__((always_inline)) void sink_put(void *out, size_t j, uint64_t v, int sink)
+{
+	char *field = (char *)out + j * sizeof(struct ingero_event);
+
+	if (sink == SINK_COLUMN)
+		((uint64_t *)out)[j] = v;
+	else if (sink == SINK_EVENTS_64)
+		*(uint64_t *)field = v;
+	else
+		*(uint32_t *)field = (uint32_t)v;
+}
+
+/*
  * The loop of a sparse column's chunk that has no entries: each code is 0,
- * so each value is its prediction (0 with PRED_ZERO, which keep clears),
- * written straight to the events. Inlined with what lazy_loop() is, and
- * with wide, known.
+ * so each value is its prediction, or 0 with PRED_ZERO (zero), written
+ * straight to out. A column predicted under a key from its own values
+ * leaves its keys' last values as they are, unless they become 0. Inlined
+ * with what lazy_loop() is, and the sink, known.
  */
 static inline __attribute__((always_inline)) void
-zeros_loop(struct delta_lazy *dl, const uint64_t *src, const uint16_t *k, uint32_t m, char *o, size_t stride,
-	   int wide, int same, int keyed, int self)
+zeros_loop(struct delta_lazy *dl, const uint64_t *src, const uint16_t *k, size_t m, void *out, int sink,
+	   int same, int keyed, int self, int zero)
 {
-	uint64_t *last = dl->last, pred = dl->pred, keep = dl->def->flags & PRED_ZERO ? 0 : ~0ull;
-	uint32_t i, j;
+	uint64_t *last = dl->last, pred = dl->pred;
+	size_t pos = dl->pos, j;
 
-	UNROLL for (j = 0, i = dl->pos; j < m; j++, i++, o += stride) {
-		uint64_t v;
+	UNROLL for (j = 0; j < m; j++) {
+		uint64_t v = zero ? 0 : same ? src[pos + j] : keyed ? last[k[pos + j]] : pred;
 
-		if (same)
-			pred = src[i];
-		else if (keyed)
-			pred = last[k[i]];
-		v = pred & keep;
-		if (wide)
-			*(uint64_t *)o = v;
-		else
-			*(uint32_t *)o = (uint32_t)v;
-		if (same)
-			continue;
-		if (keyed)
-			last[k[i]] = self ? v : src[i];
-		else
-			pred = self ? v : src[i];
+		sink_put(out, j, v, sink);
+		if (keyed && (zero || !self))
+			last[k[pos + j]] = self ? v : src[pos + j];
+		else if (!keyed && !same)
+			pred = self ? v : src[pos + j];
 	}
 	dl->pred = pred;
 }
 
 /* zeros_loop with the key and the source known. */
 static inline __attribute__((always_inline)) void
-zeros_mode(struct delta_lazy *dl, const uint64_t *src, const uint16_t *k, uint32_t m, char *o, size_t stride,
-	   int wide)
+zeros_mode(struct delta_lazy *dl, const uint64_t *src, const uint16_t *k, size_t m, void *out, int sink,
+	   int zero)
 {
 	int self = dl->def->src == COL_NONE;
 
 	if (dl->def->flags & PRED_SAME)
-		zeros_loop(dl, src, k, m, o, stride, wide, 1, 0, 0);
+		zeros_loop(dl, src, k, m, out, sink, 1, 0, 0, zero);
 	else if (dl->last && self)
-		zeros_loop(dl, src, k, m, o, stride, wide, 0, 1, 1);
+		zeros_loop(dl, src, k, m, out, sink, 0, 1, 1, zero);
 	else if (dl->last)
-		zeros_loop(dl, src, k, m, o, stride, wide, 0, 1, 0);
+		zeros_loop(dl, src, k, m, out, sink, 0, 1, 0, zero);
 	else if (self)
-		zeros_loop(dl, src, k, m, o, stride, wide, 0, 0, 1);
+		zeros_loop(dl, src, k, m, out, sink, 0, 0, 1, zero);
 	else
-		zeros_loop(dl, src, k, m, o, stride, wide, 0, 0, 0);
+		zeros_loop(dl, src, k, m, out, sink, 0, 0, 0, zero);
+}
+
+/* zeros_mode with PRED_ZERO known. */
+static inline __attribute__((always_inline)) void
+zeros_sink(struct delta_lazy *dl, const uint64_t *src, const uint16_t *k, size_t m, void *out, int sink)
+{
+	if (dl->def->flags & PRED_ZERO)
+		zeros_mode(dl, src, k, m, out, sink, 1);
+	else
+		zeros_mode(dl, src, k, m, out, sink, 0);
 }
 
 /*
  * A sparse column's chunk without entries, most of a sparse column's: no
  * codes to gather and none to turn into differences.
  */
-static void lazy_zeros(struct delta_lazy *dl, const uint64_t *src, const uint16_t *k, uint32_t to,
-		       void *out, size_t stride, int wide)
+static void lazy_zeros(struct delta_lazy *dl, const uint64_t *src, const uint16_t *k, uint32_t to, void *out,
+		       int sink)
 {
-	if (wide)
-		zeros_mode(dl, src, k, to - dl->pos, out, stride, 1);
+	size_t m = to - dl->pos;
+
+	if (sink == SINK_COLUMN)
+		zeros_sink(dl, src, k, m, out, SINK_COLUMN);
+	else if (sink == SINK_EVENTS_64)
+		zeros_sink(dl, src, k, m, out, SINK_EVENTS_64);
 	else
-		zeros_mode(dl, src, k, to - dl->pos, out, stride, 0);
+		zeros_sink(dl, src, k, m, out, SINK_EVENTS_32);
 	dl->pos = to;
 }
 
@@ -1021,7 +1045,7 @@ static inline int lazy_all_zero(const struct delta_lazy *dl, uint32_t to)
 /* Decodes dl's events pos..to into v[0..to - pos), their codes turned into values in place. */
 static void lazy_values(struct delta_lazy *dl, const uint64_t *src, const uint16_t *k, uint32_t to, uint64_t *v)
 {
-	uint32_t m = to - dl->pos;
+	size_t m = to - dl->pos;
 
 	lazy_codes(dl, v, m);
 	/* the predictors of the schemas, each its own loop; any other mix in a loop that tests */
@@ -1051,24 +1075,37 @@ static void lazy_values(struct delta_lazy *dl, const uint64_t *src, const uint16
 	dl->pos = to;
 }
 
-void delta_lazy_run(struct delta_lazy *dl, const uint64_t *src, const uint16_t *k, uint32_t to,
-		    void *out, size_t stride, int wide)
+/*
+ * Decodes dl's events pos..to, at most EVENT_CHUNK, into out: in place in
+ * the column's own array, or by way of an array in the L1 cache into the
+ * events' field.
+ */
+static inline __attribute__((always_inline)) void
+lazy_chunk(struct delta_lazy *dl, const uint64_t *src, const uint16_t *k, uint32_t to, void *out, int sink)
 {
 	uint64_t v[EVENT_CHUNK];
-	uint32_t m = to - dl->pos, j;
-	char *o = out;
+	size_t m = to - dl->pos, j;
 
 	if (lazy_all_zero(dl, to)) {
-		lazy_zeros(dl, src, k, to, out, stride, wide);
+		lazy_zeros(dl, src, k, to, out, sink);
+		return;
+	}
+	if (sink == SINK_COLUMN) {
+		lazy_values(dl, src, k, to, out);
 		return;
 	}
 	lazy_values(dl, src, k, to, v);
+	UNROLL for (j = 0; j < m; j++)
+		sink_put(out, j, v[j], sink);
+}
+
+void delta_lazy_run(struct delta_lazy *dl, const uint64_t *src, const uint16_t *k, uint32_t to, void *out,
+		    int wide)
+{
 	if (wide)
-		UNROLL for (j = 0; j < m; j++, o += stride)
-			*(uint64_t *)o = v[j];
+		lazy_chunk(dl, src, k, to, out, SINK_EVENTS_64);
 	else
-		UNROLL for (j = 0; j < m; j++, o += stride)
-			*(uint32_t *)o = (uint32_t)v[j];
+		lazy_chunk(dl, src, k, to, out, SINK_EVENTS_32);
 }
 
 /*
@@ -1090,10 +1127,7 @@ static int delta_chunked(const uint8_t *rec, size_t len, const struct column_def
 
 	for (at = 0; got > 0 && at < n; at = to) {
 		to = n - at < EVENT_CHUNK ? n : at + EVENT_CHUNK;
-		if (lazy_all_zero(&dl, to))
-			lazy_zeros(&dl, src, k, to, vals[c] + at, sizeof(*vals[c]), 1);
-		else
-			lazy_values(&dl, src, k, to, vals[c] + at);
+		lazy_chunk(&dl, src, k, to, vals[c] + at, SINK_COLUMN);
 	}
 	return got;
 }

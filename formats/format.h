@@ -204,12 +204,13 @@ int delta_lazy_init(struct delta_lazy *dl, const uint8_t *rec, size_t len, const
 /* The loops over a chunk's events, a load and a store each, unrolled: their counting would cost as much. */
 #define UNROLL _Pragma("GCC unroll 4")
 /*
- * Decodes events pos..to, at most EVENT_CHUNK, into out, stride bytes
- * apart, as uint64_t when wide, else uint32_t; src is the source column's
- * values and k the key's entries, as column_decode() would have used them.
+ * Decodes events pos..to, at most EVENT_CHUNK, into the field at out of
+ * consecutive struct ingero_event, as uint64_t when wide, else uint32_t;
+ * src is the source column's values and k the key's entries, as
+ * column_decode() would have used them.
  */
 void delta_lazy_run(struct delta_lazy *dl, const uint64_t *src, const uint16_t *k, uint32_t to,
-		    void *out, size_t stride, int wide);
+		    void *out, int wide);
 
 /* For the benchmark: per stream and column, the encoded bytes and what each compresses to alone. */
 struct column_bytes {

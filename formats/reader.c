@@ -1001,9 +1001,9 @@ static void lazy_fill(struct cursor *c, struct lazy_field *lf, uint32_t at, uint
 	while (lf->dl.pos < at) {
 		uint32_t skip = at - lf->dl.pos < EVENT_CHUNK ? at : lf->dl.pos + EVENT_CHUNK;
 
-		delta_lazy_run(&lf->dl, lf->src, lf->key, skip, out, sizeof(*c->chunk), lf->wide);
+		delta_lazy_run(&lf->dl, lf->src, lf->key, skip, out, lf->wide);
 	}
-	delta_lazy_run(&lf->dl, lf->src, lf->key, to, out, sizeof(*c->chunk), lf->wide);
+	delta_lazy_run(&lf->dl, lf->src, lf->key, to, out, lf->wide);
 }
 
 /* Assembles the block's events from c->i on into the chunk, a column at a time. */
