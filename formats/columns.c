@@ -166,13 +166,23 @@ planes_put(uint8_t *restrict p, const uint64_t *restrict codes, uint32_t n, unsi
 			p[(size_t)b * n + i] = (uint8_t)(codes[i] >> 8 * b);
 }
 
-/* Code j of planes stride bytes apart. */
+/*
+ * Code j of planes stride bytes apart. Up to 4 planes the bytes are put
+ * together in 32 bits, so that vector code does so for twice as many
+ * codes at once, and widens only the whole codes.
+ */
 static inline __attribute__((always_inline)) uint64_t
 plane_code(const uint8_t *p, size_t stride, uint32_t j, unsigned planes)
 {
 	uint64_t code = p[j];
+	uint32_t narrow = p[j];
 	unsigned b;
 
+	if (planes <= 4) {
+		for (b = 1; b < planes; b++)
+			narrow |= (uint32_t)p[b * stride + j] << 8 * b;
+		return narrow;
+	}
 	for (b = 1; b < planes; b++)
 		code |= (uint64_t)p[b * stride + j] << 8 * b;
 	return code;
