@@ -886,14 +886,26 @@ static uint64_t greatest(const uint64_t *v, uint32_t n)
 	return most;
 }
 
+/* counted rather than or-ed: a compare and an add with carry each */
 static int ascending(const uint64_t *v, uint32_t n)
 {
-	int fall = 0;
-	uint32_t i;
+	uint32_t falls = 0, i;
 
 	UNROLL for (i = 1; i < n; i++)
-		fall |= v[i] < v[i - 1];
-	return !fall;
+		falls += v[i] < v[i - 1];
+	return !falls;
+}
+
+/*
+ * The greatest string id of decoded column col: a dictionary's values are
+ * all in its table (column_decode() checked every entry), which is shorter.
+ */
+static uint64_t string_greatest(const struct ingero_reader *r, const struct fcol *fc, const struct cursor *c,
+			       unsigned col, uint32_t n)
+{
+	if (fc->d.enc == ENC_DICT)
+		return greatest(r->scratch.dict, r->keyn[col]);
+	return greatest(c->vals[col], n);
 }
 
 /* Decodes the columns of the block section in r->sec into c's arrays and lazy fields. */
@@ -945,7 +957,7 @@ static const char *decode_block(struct ingero_reader *r, struct cursor *c, const
 			if ((bad = column_decode(p, COLUMN_HEADER_SIZE + len, fs->defs, col, c->vals,
 						 c->keyidx, r->keyn, n, &r->scratch, table_only)))
 				return bad;
-			if (fc->d.type == TYPE_STRING && greatest(c->vals[col], n) >= r->nstrs)
+			if (fc->d.type == TYPE_STRING && string_greatest(r, fc, c, col, n) >= r->nstrs)
 				return "string used before it is defined";
 			present |= 1ull << col;
 			if (fc->ours >= 0) {
