@@ -599,15 +599,19 @@ byte_entry(uint16_t *idx, const uint8_t *p, uint32_t j, uint8_t most)
 /*
  * Byte codes widened to entries, in groups of a fixed count that the
  * compiler turns into vector code, as planes_get() does; the greatest code.
+ * Each place in a group keeps its own greatest, a vector of them, so that
+ * only the last group's are compared with each other.
  */
 static uint8_t bytes_to_entries(uint16_t *restrict idx, const uint8_t *restrict p, uint32_t n)
 {
+	uint8_t lanes[PLANES_GROUP] = { 0 }, most = 0;
 	uint32_t i, j;
-	uint8_t most = 0;
 
 	for (i = 0; i + PLANES_GROUP <= n; i += PLANES_GROUP)
-		for (j = i; j < i + PLANES_GROUP; j++)
-			most = byte_entry(idx, p, j, most);
+		for (j = 0; j < PLANES_GROUP; j++)
+			lanes[j] = byte_entry(idx + i, p + i, j, lanes[j]);
+	for (j = 0; j < PLANES_GROUP; j++)
+		most = lanes[j] > most ? lanes[j] : most;
 	for (; i < n; i++)
 		most = byte_entry(idx, p, i, most);
 	return most;
