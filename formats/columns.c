@@ -659,10 +659,27 @@ static void key_grow(struct key_entries *l, uint32_t *pool, uint32_t *used)
 }
 
 /*
+ * A code of key l at or past its count: one equal to it takes the next
+ * entry of the dictionary, which joins the key's run in the pool. NULL, or
+ * what is wrong.
+ */
+static inline const char *
+key_add(struct key_entries *l, uint64_t code, uint32_t *pool, uint32_t *used, uint32_t *next, uint32_t nd)
+{
+	if (code > l->count)
+		return "dictionary index out of range";
+	if (*next == nd)
+		return "dictionary does not match its indexes";
+	if (key_full(l))
+		key_grow(l, pool, used);
+	pool[l->at + l->count++] = (*next)++;
+	return NULL;
+}
+
+/*
  * A keyed dictionary's codes, from in, back to entries (and, unless v is
  * NULL, values from dict), in one pass: a code equal to the number of
- * values its key has had so far takes the next entry of the dictionary,
- * which joins the key's run in the pool.
+ * values its key has had so far takes the next entry of the dictionary.
  */
 static inline __attribute__((always_inline)) const char *
 dict_keyed(struct column_scratch *s, const uint64_t *dict, const uint16_t *k, uint32_t keyn, struct codes_in *in,
@@ -670,6 +687,7 @@ dict_keyed(struct column_scratch *s, const uint64_t *dict, const uint16_t *k, ui
 {
 	struct key_entries *keys = s->keys;
 	uint32_t *pool = s->pool, i, next = 0, used = 0;
+	const char *err;
 
 	memset(keys, 0, keyn * sizeof(*keys));
 	UNROLL for (i = 0; i < n; i++) {
@@ -677,15 +695,8 @@ dict_keyed(struct column_scratch *s, const uint64_t *dict, const uint16_t *k, ui
 		uint64_t code = code_in(in, i, from);
 
 		/* one test for the common case, a value its key has had before */
-		if (code >= l->count) {
-			if (code > l->count)
-				return "dictionary index out of range";
-			if (next == nd)
-				return "dictionary does not match its indexes";
-			if (key_full(l))
-				key_grow(l, pool, &used);
-			pool[l->at + l->count++] = next++;
-		}
+		if (code >= l->count && (err = key_add(l, code, pool, &used, &next, nd)))
+			return err;
 		idx[i] = pool[l->at + code];
 		if (v)
 			v[i] = dict[idx[i]];
@@ -705,6 +716,22 @@ dict_from(struct column_scratch *s, const uint64_t *dict, const uint16_t *k, uin
 	if (v)
 		return dict_values(dict, in, from, nd, n, idx, v);
 	return dict_values(dict, in, from, nd, n, idx, NULL);
+}
+
+/*
+ * dict_from() in a function of its own, where the rest of column_decode()
+ * does not take the registers of its loops; in is its own copy, whose
+ * fields can stay in registers.
+ */
+static __attribute__((noinline)) const char *
+dict_codes(struct column_scratch *s, const uint64_t *dict, const uint16_t *k, uint32_t keyn, struct codes_in in,
+	   int from, uint32_t nd, uint32_t n, uint16_t *idx, uint64_t *v)
+{
+	if (from == CODES_BYTES)
+		return dict_from(s, dict, k, keyn, &in, CODES_BYTES, nd, n, idx, v);
+	if (from == CODES_SPARSE)
+		return dict_from(s, dict, k, keyn, &in, CODES_SPARSE, nd, n, idx, v);
+	return dict_from(s, dict, k, keyn, &in, CODES_ARRAY, nd, n, idx, v);
 }
 
 static uint32_t rle_build(const uint64_t *v, uint32_t n, uint8_t *p)
@@ -828,19 +855,19 @@ const char *column_decode(const uint8_t *rec, size_t len, const struct column_de
 		k = d->key == COL_NONE ? NULL : keyidx[d->key];
 		if (w == 1 && len == n) {
 			in.p = p;
-			return dict_from(s, dict, k, keyn_of, &in, CODES_BYTES, nd, n, keyidx[c], v);
+			return dict_codes(s, dict, k, keyn_of, in, CODES_BYTES, nd, n, keyidx[c], v);
 		}
 		/* taken as the events reach them, not spread out over an array of the block's size first */
 		if (w == WIDTH_SPARSE) {
 			if ((err = sparse_check(p, len, n)))
 				return err;
 			in = sparse_in(p, len);
-			return dict_from(s, dict, k, keyn_of, &in, CODES_SPARSE, nd, n, keyidx[c], v);
+			return dict_codes(s, dict, k, keyn_of, in, CODES_SPARSE, nd, n, keyidx[c], v);
 		}
 		if ((err = get_codes(p, len, s->codes, n, w)))
 			return err;
 		in.codes = s->codes;
-		return dict_from(s, dict, k, keyn_of, &in, CODES_ARRAY, nd, n, keyidx[c], v);
+		return dict_codes(s, dict, k, keyn_of, in, CODES_ARRAY, nd, n, keyidx[c], v);
 	case ENC_RLE:
 		if (len < 4 || (runs = get_u32(p)) > n || len != 4 + 12 * (size_t)runs)
 			return "bad run lengths";
