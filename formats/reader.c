@@ -21,6 +21,8 @@
 #define WINDOW_MIN (1u << 20)
 #define FRAME_MAX (ZSTD_COMPRESSBOUND(SECTION_MAX) + 64)
 #define NO_LIMIT UINT32_MAX
+/* The heads that least3() compares, the call, switch and wakeup streams': see struct ingero_reader. */
+#define HEADS_FIXED 3
 
 struct fcol {
 	struct column_def d;	/* as the file describes it */
@@ -125,7 +127,9 @@ struct ingero_reader {
 	 * The streams being read that have events left, in the order of their
 	 * numbers, and the key of each one's next event: the next event of all
 	 * is the least key's, found without a branch that the mix of the
-	 * streams would make mispredicted.
+	 * streams would make mispredicted. Past the last active stream the
+	 * heads up to HEADS_FIXED are UINT64_MAX, so that two or three streams
+	 * share a search of three.
 	 */
 	struct cursor *active[INGERO_NR_STREAMS];
 	uint64_t head[INGERO_NR_STREAMS];
@@ -1140,6 +1144,7 @@ static void active_drop(struct ingero_reader *r, unsigned j)
 	r->nactive--;
 	memmove(r->active + j, r->active + j + 1, (r->nactive - j) * sizeof(*r->active));
 	memmove(r->head + j, r->head + j + 1, (r->nactive - j) * sizeof(*r->head));
+	r->head[r->nactive] = UINT64_MAX;
 }
 
 /*
@@ -1160,6 +1165,8 @@ static __attribute__((noinline)) unsigned active_build(struct ingero_reader *r)
 		r->active[r->nactive] = c;
 		r->head[r->nactive++] = c->keys[c->i];
 	}
+	for (s = r->nactive; s < HEADS_FIXED; s++)
+		r->head[s] = UINT64_MAX;
 	r->ordered = 1;
 	return r->nactive;
 }
@@ -1219,31 +1226,37 @@ static inline __attribute__((always_inline)) unsigned least(const uint64_t *head
 }
 
 /*
+ * least() of the first HEADS_FIXED heads, without a loop. A head past the
+ * active streams, UINT64_MAX, is never less than one before it, so it
+ * loses every tie and is never the least.
+ */
+static inline __attribute__((always_inline)) unsigned least3(const uint64_t *head)
+{
+	unsigned first = head[1] < head[0], third = -(unsigned)(head[2] < head[first]);
+
+	/* with a mask, as in least(): gcc makes a branch of a choice between 2 and first */
+	return (first & ~third) | (2 & third);
+}
+
+/*
  * The common case calls nothing, so that it saves no registers: the rest
  * is left to tail calls. The usual counts of streams, the call, switch and
- * wakeup streams or fewer, get the least key without a loop.
+ * wakeup streams or fewer, get the least key without a loop, and two or
+ * three streams with one compare of their count.
  */
 int ingero_reader_next(struct ingero_reader *r, const struct ingero_event **ev)
 {
 	unsigned best;
 	struct cursor *c;
 
-	switch (r->nactive) {
-	case 0:
-		return next_first(r, ev);
-	case 1:
+	if (r->nactive - 2 <= HEADS_FIXED - 2)
+		best = least3(r->head);
+	else if (r->nactive == 1)
 		best = 0;
-		break;
-	case 2:
-		best = least(r->head, 2);
-		break;
-	case 3:
-		best = least(r->head, 3);
-		break;
-	default:
+	else if (!r->nactive)
+		return next_first(r, ev);
+	else
 		best = least(r->head, r->nactive);
-		break;
-	}
 	c = r->active[best];
 	if (c->i >= c->fast_end)
 		return next_slow(r, best, ev);
