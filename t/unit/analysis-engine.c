@@ -264,6 +264,34 @@ static void test_forked_run_time(void)
 	is_u64(i < r->nthreads ? r->threads[i].run_ns : 0, 30000, "it ran from its fork on");
 }
 
+/*
+ * Ten syncs of 1 ms apart by thread 101 on CPU 0, each asleep until the GPU
+ * thread (400, on CPU 1) wakes it: 90 us in, back on the CPU 3 us later,
+ * returning at 100 us. The fourth is woken at woken, runs again at back and
+ * returns at end (all from its start), journald (300) running on CPU 0
+ * over [from, to) when to is set.
+ */
+static void ten_syncs(uint64_t t0, uint64_t woken, uint64_t from, uint64_t to, uint64_t back, uint64_t end)
+{
+	int i;
+
+	sw(t0 - 1000, 0, 0, 0, 101);
+	sw(t0 - 1000, 1, 0, 0, 400);
+	for (i = 0; i < 10; i++) {
+		uint64_t ts = t0 + i * 1000000;
+		int slow = i == 3;
+
+		sw(ts + 5000, 0, 101, INGERO_STATE_SLEEPING, 0);
+		wake(ts + (slow ? woken : 90000), 1, 400, 101, 0);
+		if (slow && to) {
+			sw(ts + from, 0, 0, 0, 300);
+			sw(ts + to, 0, 300, INGERO_STATE_SLEEPING, 0);
+		}
+		sw(ts + (slow ? back : 93000), 0, 0, 0, 101);
+		call(SYNC, 101, ts, ts + (slow ? end : 100000), 0, 0, 0, 0, 0);
+	}
+}
+
 static void test_sync_sleep(void)
 {
 	const struct ingero_analysis_result *r;
@@ -332,16 +360,7 @@ static void test_sync_sleep(void)
 	ok(strstr(c->remedy, "waited for a busy CPU") != NULL, "remedy: %s", c->remedy);
 
 	/* The same slow sync woken at once: it only waited for the GPU. */
-	sw(t0 - 1000, 0, 0, 0, 101);
-	sw(t0 - 1000, 1, 0, 0, 400);
-	for (i = 0; i < 10; i++) {
-		uint64_t ts = t0 + i * 1000000, woken = ts + (i == 3 ? 900000 : 90000);
-
-		sw(ts + 5000, 0, 101, INGERO_STATE_SLEEPING, 0);
-		wake(woken, 1, 400, 101, 0);
-		sw(woken + 3000, 0, 0, 0, 101);
-		call(SYNC, 101, ts, woken + 10000, 0, 0, 0, 0, 0);
-	}
+	ten_syncs(t0, 900000, 0, 0, 903000, 910000);
 	r = run();
 	c = r->nchains ? &r->chains[0] : NULL;
 	ok(c && c->cause == INGERO_CAUSE_GPU_WAIT, "the slow sync waited for the GPU");
@@ -353,23 +372,7 @@ static void test_sync_sleep(void)
 	 * The slow sync waits 200 us after its wakeup again, but its CPU was
 	 * idle for 195 of them: journald's 5 us are not what made it slow.
 	 */
-	sw(t0 - 1000, 0, 0, 0, 101);
-	sw(t0 - 1000, 1, 0, 0, 400);
-	for (i = 0; i < 10; i++) {
-		uint64_t ts = t0 + i * 1000000, woken = ts + (i == 3 ? 700000 : 90000);
-
-		sw(ts + 5000, 0, 101, INGERO_STATE_SLEEPING, 0);
-		wake(woken, 1, 400, 101, 0);
-		if (i == 3) {
-			sw(ts + 800000, 0, 0, 0, 300);
-			sw(ts + 805000, 0, 300, INGERO_STATE_SLEEPING, 0);
-			sw(ts + 900000, 0, 0, 0, 101);
-			call(SYNC, 101, ts, ts + 950000, 0, 0, 0, 0, 0);
-		} else {
-			sw(woken + 3000, 0, 0, 0, 101);
-			call(SYNC, 101, ts, woken + 10000, 0, 0, 0, 0, 0);
-		}
-	}
+	ten_syncs(t0, 700000, 800000, 805000, 900000, 950000);
 	r = run();
 	c = r->nchains ? &r->chains[0] : NULL;
 	ok(c && c->cause == INGERO_CAUSE_GPU_WAIT, "the slow sync waited for the GPU");
