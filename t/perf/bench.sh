@@ -229,7 +229,7 @@ for ((round = 0; round < ROUNDS; round++)); do
 			ingero-*) want=$(ingero_expected "${who#ingero-}") rets=0 ;;
 			esac
 			if [ $who = none ] || counted_ok $want $rets; then
-				echo "$who $ns ok" >>"$w/cost"
+				echo "$who $ns ok $round" >>"$w/cost"
 			else
 				echo "$who $ns miscount:$(tr ' ' / <"$w/cnt" 2>/dev/null)" >>"$w/cost"
 				# what it said, and the driver's own count, for a look afterwards
@@ -300,9 +300,9 @@ for who in $cost_who; do
 done
 say "(a miscount row: ENTRIES/RETURNS/LOST of its worst run; its times are those of its complete runs)"
 # Ratios of medians, and the median of the ratios within each round, which the drift between rounds leaves alone.
-paired() { # who base: over rounds, the median, least and greatest of who's ns/call over base's in the same round
-	awk -v a="$1" -v b="$2" '$3 == "ok" && ($1 == a || $1 == b) { n[$1]++; v[$1, n[$1]] = $2 }
-		END { for (i = 1; i <= n[a] && i <= n[b]; i++) if (v[b, i] > 0) print v[a, i] / v[b, i] }' "$w/cost" | stats
+paired() { # who base: over the rounds both completed, the median, least and greatest of who's ns/call over base's
+	awk -v a="$1" -v b="$2" '$3 == "ok" && ($1 == a || $1 == b) { v[$1, $4] = $2; r[$4] = 1 }
+		END { for (i in r) if ((a, i) in v && v[b, i] > 0) print v[a, i] / v[b, i] }' "$w/cost" | stats
 }
 # The rounds' spread is said beside the verdict: where it straddles the limit, the noise outweighs the difference.
 ratio_goal() { # label who base limit
