@@ -29,7 +29,7 @@
 static const char *const folders[] = {
 	"/usr/local/cuda*/lib64",
 	"/usr/local/cuda*/targets/*/lib",
-	"/usr/lib/" MULTIARCH,
+	("/usr/lib/" MULTIARCH),	/* one string, not two short of a comma */
 	"/usr/lib64",
 	"/usr/lib",
 	"/usr/lib/wsl/lib",
