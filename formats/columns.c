@@ -938,6 +938,7 @@ static void lazy_codes(struct delta_lazy *dl, uint64_t *codes, uint32_t m)
 		codes[at - pos] = code_in(in, at, CODES_SPARSE);
 	}
 }
+
 /*
  * The delta loop of column_decode() over dl's next m events, their codes
  * in v turned into values in place, its state kept in dl between calls.
