@@ -71,6 +71,15 @@ static uint64_t scale(uint64_t part, uint64_t num, uint64_t den)
 /* The highest CPU: a stretch holds its CPU in 16 bits. */
 #define CPU_MAX UINT16_MAX
 
+/* Whether cpu is beyond what a stretch holds: EINVAL then. */
+static int cpu_too_high(uint32_t cpu)
+{
+	if (cpu <= CPU_MAX)
+		return 0;
+	errno = EINVAL;
+	return 1;
+}
+
 /* A CPU seen for the first time: its state, and room for it in the table. Out of line: once a CPU. */
 static __attribute__((noinline)) struct cpu_state *cpu_add(struct ingero_analysis *a, uint32_t cpu)
 {
@@ -78,10 +87,8 @@ static __attribute__((noinline)) struct cpu_state *cpu_add(struct ingero_analysi
 		uint32_t n = cpu + 1, i;
 		struct cpu_state **p;
 
-		if (cpu > CPU_MAX) {
-			errno = EINVAL;
+		if (cpu_too_high(cpu))
 			return NULL;
-		}
 		p = realloc(a->cpus, n * sizeof(*p));
 		if (!p)
 			return NULL;
@@ -504,10 +511,8 @@ static int on_wakeup(struct ingero_analysis *a, const struct ingero_event *ev)
 	if (!t)
 		return -1;
 	/* The run queue's state is made by its switches: the wait's culprits are looked up from them. */
-	if (ev->wakeup.target_cpu > CPU_MAX) {
-		errno = EINVAL;
+	if (cpu_too_high(ev->wakeup.target_cpu))
 		return -1;
-	}
 	s = &t->ring[t->head];
 	/* a wakeup proves a sleep, if not since when: it ends one, of a known start or not */
 	slept = s->kind == KIND_PENDING || s->kind == INGERO_SPLIT_BLOCKED;
