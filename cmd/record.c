@@ -183,13 +183,31 @@ static void unmake_output(void)
 }
 
 /*
+ * The folder of path, locked (-1 if it cannot be opened): two recordings
+ * naming the same file claim it one after the other, each seeing the other's
+ * file already locked.
+ */
+static int lock_folder(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char folder[PATH_MAX];
+	int fd;
+
+	snprintf(folder, sizeof(folder), "%.*s", slash ? (int)(slash - path) + 1 : 1, slash ? path : ".");
+	fd = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0)
+		flock(fd, LOCK_EX);
+	return fd;
+}
+
+/*
  * A new file for the trace, 0600 as it holds command lines and pointers; an
  * existing one is kept as FILE.old, unless another recording is writing it:
  * moved away, its trace would not be where that one says.
  */
 static int create_output(const char *path)
 {
-	int fd;
+	int folder = lock_folder(path), fd;
 
 	if (!access(path, F_OK)) {
 		if (being_written(path))
@@ -204,6 +222,8 @@ static int create_output(const char *path)
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd >= 0)
 		flock(fd, LOCK_EX | LOCK_NB);
+	if (folder >= 0)
+		close(folder);
 	return fd;
 }
 

@@ -369,6 +369,18 @@ test_expect_success TRACEFS 'a trace another recording writes: refused in one li
 	test_line_count = 0 left
 '
 
+test_expect_success TRACEFS 'a trace file is claimed under a lock of its folder: none appears while another holds it' '
+	mkdir claim &&
+	flock -o claim sh -c "ingero record -q -o claim/t.ing.zst -- true 2>/dev/null & echo \$! >pid; sleep 0.5;
+		test ! -e claim/t.ing.zst" &&
+	pid=$(cat pid) &&
+	for i in $(seq 500); do kill -0 $pid 2>/dev/null || break; sleep 0.01; done &&
+	ingero info claim/t.ing.zst >info &&
+	grep -qx "command: *true" info &&
+	ingero_kernel_leftovers >left &&
+	test_line_count = 0 left
+'
+
 test_expect_success TRACEFS 'a full disk: the trace says how many of the events it holds, and holds them' '
 	unshare -m sh -c "mount -t tmpfs -o size=32k none /mnt &&
 		ingero record -o /mnt/full.ing.zst -- sh -c \"$WORKLOADS/launch 10; sleep 1.2; $WORKLOADS/launch 200000\" \
