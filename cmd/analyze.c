@@ -177,8 +177,11 @@ static void text_quality(const struct out *o)
 		put_text(o, r->libs[i].path, 0);
 		fprintf(o->f, " (build-id ");
 		put_text(o, *r->libs[i].build_id ? r->libs[i].build_id : "none", 0);
-		fprintf(o->f, ") %u probes%s%.0u%s\n", r->libs[i].probes, r->libs[i].missing ? ", missing " : "",
+		fprintf(o->f, ") %u probes%s%.0u%s", r->libs[i].probes, r->libs[i].missing ? ", missing " : "",
 			r->libs[i].missing, r->libs[i].missing ? " symbols" : "");
+		if (r->libs[i].late)
+			fprintf(o->f, ", probed at %s for pid %u", AT(o, r->libs[i].probed_ns), r->libs[i].pid);
+		fputc('\n', o->f);
 	}
 	if (!r->nlost)
 		fprintf(o->f, "lost       none\n");
@@ -632,6 +635,8 @@ static void json_session(struct json *j, const struct out *o)
 		ju64(j, "pid", r->libs[i].pid);
 		ju64(j, "probes", r->libs[i].probes);
 		ju64(j, "missing", r->libs[i].missing);
+		ju64(j, "probed_ns", r->libs[i].probed_ns);
+		jbool(j, "late", r->libs[i].late);
 		jclose(j, '}');
 	}
 	jclose(j, ']');

@@ -664,14 +664,19 @@ static int on_lost(struct ingero_analysis *a, const struct ingero_event *ev)
 static int on_lib(struct ingero_analysis *a, const struct ingero_event *ev)
 {
 	struct ingero_analysis_lib *p = grow(a->libs, a->nlibs, &a->libs_cap, sizeof(*p));
+	uint64_t events_before = 0;
+	int s;
 
 	saw(a, ev->ts);
+	for (s = 0; s < INGERO_NR_STREAMS; s++)
+		events_before += s == INGERO_STREAM_LIB ? 0 : a->events[s];
 	if (!p)
 		return -1;
 	a->libs = p;
 	p[a->nlibs++] = (struct ingero_analysis_lib){
 		.path = ev->lib.path, .build_id = ev->lib.build_id ? ev->lib.build_id : "",
 		.pid = ev->lib.pid, .probes = ev->lib.probes, .missing = ev->lib.missing,
+		.probed_ns = ev->ts, .late = events_before > 0 && ev->ts > a->origin,
 	};
 	return 0;
 }

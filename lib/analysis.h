@@ -191,6 +191,8 @@ struct ingero_analysis_error {
 struct ingero_analysis_lib {
 	const char *path, *build_id;
 	uint32_t pid, probes, missing;
+	uint64_t probed_ns;	/* when its probes went in */
+	int late;		/* probed once tasks were traced already */
 };
 
 struct ingero_analysis_result {

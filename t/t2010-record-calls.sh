@@ -115,7 +115,15 @@ test_expect_success TRACEFS 'the runtime dlopened late from a folder no search p
 	ingero record -q -o d.ing.zst -- "$dir/late-dlopen" -d 100 20 >out &&
 	grep -q "runtime=$dir/late/" out &&
 	test_api_calls d.ing.zst cudaMalloc 20 &&
-	test_api_calls d.ing.zst cuMemFree_v2 20
+	test_api_calls d.ing.zst cuMemFree_v2 20 &&
+	ingero analyze --json d.ing.zst >d.json &&
+	test_json d.json ".session.start_ns as \$s | [.session.libraries[] |
+		select(.late and .probed_ns - \$s >= 100000000) | .path] | join(\",\")" \
+		"$dir/late/libcudart.so.13,$dir/late/libcuda.so.1" &&
+	ingero analyze d.ing.zst >d.txt &&
+	grep -Ec "^library    $dir/late/libcuda(rt)?\.so\.1[0-9]? \(build-id [0-9a-f]+\) [0-9]+ probes, probed at \+[0-9]+\.[0-9]{6} s for pid [0-9]+$" d.txt >n &&
+	echo 2 >expect &&
+	test_cmp expect n
 '
 
 test_expect_success TRACEFS '-p: a runtime the running process maps later is probed by the next look' '
