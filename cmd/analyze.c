@@ -150,6 +150,21 @@ static void put_text(const struct out *o, const char *s, int w)
 	ingero_text_fescape(o->f, s, (size_t)w);
 }
 
+/* Shown CPUs of the repaired switch-ins: enough to tell one CPU's quirk from many. */
+#define REPAIRED_CPUS_SHOWN 8
+
+static void text_repaired(const struct out *o)
+{
+	const struct ingero_analysis_result *r = o->r;
+	uint32_t i;
+
+	fprintf(o->f, "repaired   %" PRIu64 " switch-ins missing from the trace (", r->repaired);
+	for (i = 0; i < r->nrepaired_cpus && i < REPAIRED_CPUS_SHOWN; i++)
+		fprintf(o->f, "%sCPU %u: %" PRIu64, i ? ", " : "", r->repaired_cpus[i].cpu, r->repaired_cpus[i].count);
+	fprintf(o->f, "%s): threads ran while their history had them off the CPU; "
+		"their time until then is 'unknown'\n", i < r->nrepaired_cpus ? ", ..." : "");
+}
+
 static void text_quality(const struct out *o)
 {
 	const struct ingero_analysis_result *r = o->r;
@@ -200,8 +215,7 @@ static void text_quality(const struct out *o)
 			NS(r->open[i].end_ns - r->open[i].ts));
 	}
 	if (r->repaired)
-		fprintf(o->f, "repaired   %" PRIu64 " switch-ins missing from the trace: calls ran while their thread "
-			"was not on a CPU\n", r->repaired);
+		text_repaired(o);
 	if (r->uncovered_calls)
 		fprintf(o->f, "history    %" PRIu64 " calls began before their thread's kept history: "
 			"part of their time is 'unknown'\n", r->uncovered_calls);
@@ -626,6 +640,14 @@ static void json_session(struct json *j, const struct out *o)
 	ju64(j, "uncovered_calls", r->uncovered_calls);
 	ju64(j, "unfollowed_calls", r->unfollowed_calls);
 	ju64(j, "repaired_switch_ins", r->repaired);
+	jopen(j, "repaired_per_cpu", '[');
+	for (i = 0; i < r->nrepaired_cpus; i++) {
+		jopen(j, NULL, '{');
+		ju64(j, "cpu", r->repaired_cpus[i].cpu);
+		ju64(j, "count", r->repaired_cpus[i].count);
+		jclose(j, '}');
+	}
+	jclose(j, ']');
 	ju64(j, "unknown_api_calls", r->unknown_api_calls);
 	jopen(j, "libraries", '[');
 	for (i = 0; i < r->nlibs; i++) {

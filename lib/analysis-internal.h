@@ -80,6 +80,7 @@ struct thread {
 struct cpu_state {
 	struct thread *cur;
 	uint64_t switches;	/* so far; the newest is hist[switches % CPU_HISTORY] */
+	uint64_t missed;	/* switch-ins onto it that the trace lacks */
 	struct { uint64_t start; int32_t tid; } hist[CPU_HISTORY];
 };
 

@@ -809,6 +809,21 @@ static int build_interferers(struct ingero_analysis *a)
 	return 0;
 }
 
+static int build_repaired_cpus(struct ingero_analysis *a)
+{
+	struct ingero_analysis_result *res = &a->result;
+	uint32_t i;
+
+	if (!a->repaired)
+		return 0;
+	if (!(res->repaired_cpus = calloc(a->ncpus, sizeof(*res->repaired_cpus))))
+		return -1;
+	for (i = 0; i < a->ncpus; i++)
+		if (a->cpus[i] && a->cpus[i]->missed)
+			res->repaired_cpus[res->nrepaired_cpus++] = (struct ingero_analysis_cpu_count){ i, a->cpus[i]->missed };
+	return 0;
+}
+
 static int build_threads(struct ingero_analysis *a)
 {
 	struct ingero_analysis_result *res = &a->result;
@@ -898,6 +913,7 @@ const struct ingero_analysis_result *ingero_analysis_finish(struct ingero_analys
 	res->nlibs = a->nlibs;
 	res->memory = a->mem;
 	if (build_apis(a) || build_chains(a) || build_interferers(a) || build_threads(a) || build_errors(a) ||
+	    build_repaired_cpus(a) ||
 	    !a->mem.unfreed || !a->mem.apis || !a->mem.timeline) {
 		error_errno("cannot build the report");
 		return NULL;

@@ -447,6 +447,24 @@ static inline int mark_traced(struct ingero_analysis *a, struct thread *t)
 	return t->traced ? 0 : start_tracing(a, t);
 }
 
+/*
+ * A thread seen on cpu at ts (a call's probe, a wakeup it made, its
+ * switch-out) while its history has it off the CPU: the trace lacks its
+ * switch-in there, as some kernels never report a switch out of the idle
+ * task on CPUs other than the first. When it came on is not known: the
+ * stretch open since counts as unknown, and it runs from ts.
+ */
+static void missed_switch_in(struct ingero_analysis *a, struct thread *t, uint64_t ts, uint32_t cpu)
+{
+	struct cpu_state *c = cpu < a->ncpus ? a->cpus[cpu] : NULL;
+
+	a->repaired++;
+	if (c)
+		c->missed++;
+	t->ring[t->head].kind = INGERO_SPLIT_UNKNOWN;
+	thread_enter(a, t, ts, INGERO_SPLIT_ONCPU, cpu, 0);
+}
+
 static int on_switch(struct ingero_analysis *a, const struct ingero_event *ev)
 {
 	const struct ingero_switch *sw = &ev->sw;
@@ -471,6 +489,8 @@ static int on_switch(struct ingero_analysis *a, const struct ingero_event *ev)
 		if (t->ring[t->head].kind == KIND_PENDING) {
 			resolve_pending(a, t, INGERO_SPLIT_ONCPU);
 			t->ring[t->head].cpu = (uint16_t)cpu;
+		} else if (t->ring[t->head].kind != INGERO_SPLIT_ONCPU) {
+			missed_switch_in(a, t, ts, cpu);
 		}
 		/* R and R+ alike: a task spinning in user space is preempted as R. */
 		kind = sw->prev_state & ~INGERO_STATE_PREEMPTED ? INGERO_SPLIT_BLOCKED : INGERO_SPLIT_PREEMPTED;
@@ -498,6 +518,34 @@ static int on_switch(struct ingero_analysis *a, const struct ingero_event *ev)
 	return 0;
 }
 
+/*
+ * A waker runs on the wakeup's CPU. One that its history has off the CPU
+ * came on without a switch in the trace: the CPU's history takes it as
+ * running from the wakeup, for the culprits of those who wait there. A
+ * waker not seen before, or exited (waking its parent as it goes), has no
+ * history to mend.
+ */
+static int waker_seen(struct ingero_analysis *a, const struct ingero_event *ev)
+{
+	struct thread **slot = amap_get(&a->threads, (uint32_t)ev->wakeup.waker_tid), *w = slot ? *slot : NULL;
+	struct cpu_state *c;
+	unsigned kind;
+
+	if (!w || w->exited)
+		return 0;
+	kind = w->ring[w->head].kind;
+	if (kind == INGERO_SPLIT_ONCPU || kind == KIND_PENDING)
+		return 0;
+	if (!(c = cpu_get(a, ev->wakeup.cpu)))
+		return -1;
+	missed_switch_in(a, w, ev->ts, ev->wakeup.cpu);
+	c->cur = w;
+	c->switches++;
+	c->hist[c->switches % CPU_HISTORY].start = ev->ts;
+	c->hist[c->switches % CPU_HISTORY].tid = w->tid;
+	return 0;
+}
+
 static int on_wakeup(struct ingero_analysis *a, const struct ingero_event *ev)
 {
 	struct thread *t;
@@ -505,6 +553,8 @@ static int on_wakeup(struct ingero_analysis *a, const struct ingero_event *ev)
 	int slept;
 
 	saw(a, ev->ts);
+	if (ev->wakeup.waker_tid > 0 && waker_seen(a, ev))
+		return -1;
 	if (ev->wakeup.wakee_tid <= 0)
 		return 0;
 	t = thread_live(a, ev->wakeup.wakee_tid);
@@ -914,15 +964,8 @@ static void repair(struct ingero_analysis *a, struct thread *t, const struct ing
 {
 	struct stretch *s = &t->ring[t->head];
 
-	if (s->kind == INGERO_SPLIT_ONCPU || s->kind == KIND_PENDING)
-		return;
-	a->repaired++;
-	if (s->start <= ev->ts) {
-		thread_enter(a, t, ev->ts, INGERO_SPLIT_ONCPU, ev->call.cpu, 0);
-		return;
-	}
-	s->kind = INGERO_SPLIT_UNKNOWN;
-	thread_enter(a, t, ev->call.end_ns, INGERO_SPLIT_ONCPU, ev->call.cpu, 0);
+	if (s->kind != INGERO_SPLIT_ONCPU && s->kind != KIND_PENDING)
+		missed_switch_in(a, t, s->start <= ev->ts ? ev->ts : ev->call.end_ns, ev->call.cpu);
 }
 
 /*
@@ -1257,6 +1300,7 @@ void ingero_analysis_free(struct ingero_analysis *a)
 	free(res->interferers);
 	free(res->threads);
 	free(res->errors);
+	free(res->repaired_cpus);
 	free(a->mem.apis);
 	free(a->mem.unfreed);
 	free(a->mem.timeline);

@@ -175,6 +175,12 @@ struct ingero_analysis_lost {
 	uint64_t first_ns, last_ns;
 };
 
+/* Switch-ins onto a CPU that the trace lacks (see repaired). */
+struct ingero_analysis_cpu_count {
+	uint32_t cpu;
+	uint64_t count;
+};
+
 struct ingero_analysis_open {
 	uint32_t api;
 	int32_t tid;
@@ -204,7 +210,9 @@ struct ingero_analysis_result {
 	uint64_t lost_total;
 	uint64_t uncovered_calls;	/* calls that began before the history kept for their thread */
 	uint64_t unfollowed_calls;	/* -a: calls that began before their process's scheduling was recorded */
-	uint64_t repaired;	/* switch-ins the trace lacks, inferred from calls made while off the CPU */
+	uint64_t repaired;	/* switch-ins the trace lacks: threads seen running while their history had them off */
+	uint32_t nrepaired_cpus;
+	struct ingero_analysis_cpu_count *repaired_cpus;	/* by CPU, those with any */
 	uint64_t unknown_api_calls;	/* calls of an API beyond the trace's table: left out of the rest */
 	uint32_t nlost;
 	struct ingero_analysis_lost *lost;

@@ -109,6 +109,16 @@ static const struct ingero_analysis_api *row(const struct ingero_analysis_result
 	return NULL;
 }
 
+static const struct ingero_analysis_thread *thread_of(const struct ingero_analysis_result *r, int32_t tid)
+{
+	uint32_t i;
+
+	for (i = 0; i < r->nthreads; i++)
+		if (r->threads[i].task.tid == tid)
+			return &r->threads[i];
+	return NULL;
+}
+
 static int near(uint64_t got, uint64_t want)
 {
 	double d = (double)got - (double)want;
@@ -249,19 +259,16 @@ static void test_between_calls(void)
 /* A child whose first switch onto a CPU the trace lacks: it ran from its fork at most, not from the trace's start. */
 static void test_forked_run_time(void)
 {
-	const struct ingero_analysis_result *r;
+	const struct ingero_analysis_thread *child;
 	uint64_t t0 = 5000000;
-	uint32_t i;
 
 	sw(1000, 0, 0, 0, 101);
 	fork_task(t0, 101, 501);
 	sw(t0 + 30000, 1, 501, INGERO_STATE_SLEEPING, 0);
 	call(SYNC, 101, t0 + 40000, t0 + 41000, 0, 0, 0, 0, 0);
-	r = run();
-	for (i = 0; i < r->nthreads && r->threads[i].task.tid != 501; i++)
-		;
-	ok(i < r->nthreads, "the child is a traced thread");
-	is_u64(i < r->nthreads ? r->threads[i].run_ns : 0, 30000, "it ran from its fork on");
+	child = thread_of(run(), 501);
+	ok(child, "the child is a traced thread");
+	is_u64(child ? child->run_ns : 0, 30000, "it ran from its fork on");
 }
 
 /*
@@ -511,6 +518,41 @@ static void test_repair(void)
 }
 
 /*
+ * A kernel that reports no switch out of the idle task on CPU 1: thread 101,
+ * woken there at 2 us, is seen running only when it wakes 102 at 3 us, and,
+ * woken there again at 7 us, only when it is switched out at 9 us. When it
+ * came on is not known; what it took from 102 on CPU 1 is.
+ */
+static void test_missed_switch_in(void)
+{
+	const struct ingero_analysis_result *r;
+	const struct ingero_analysis_thread *t, *u;
+	uint32_t i;
+
+	sw(100, 0, 0, 0, 102);
+	call(LAUNCH, 102, 200, 300, 0, 0, 0, 0, 0);
+	sw(400, 0, 102, INGERO_STATE_SLEEPING, 101);
+	call(LAUNCH, 101, 500, 600, 0, 0, 0, 0, 0);
+	sw(1000, 0, 101, INGERO_STATE_SLEEPING, 0);
+	wake(2000, 0, 0, 101, 1);
+	wake(3000, 1, 101, 102, 1);
+	sw(5000, 1, 101, INGERO_STATE_SLEEPING, 102);
+	sw(6000, 1, 102, INGERO_STATE_SLEEPING, 0);
+	wake(7000, 0, 0, 101, 1);
+	sw(9000, 1, 101, INGERO_STATE_SLEEPING, 0);
+	r = run();
+	t = thread_of(r, 101);
+	u = thread_of(r, 102);
+	is_u64(r->repaired, 2, "two switch-ins inferred, from a wakeup made and from a switch-out");
+	is_u64(t ? t->run_ns : 0, 600 + 2000, "101 ran from 0.4 to 1 us, and from its wakeup of 102 on");
+	is_u64(t ? t->delays : 1, 0, "no wait is made up for 101");
+	is_u64(u ? u->delay_ns : 0, 2000, "102 waited from 3 to 5 us");
+	for (i = 0; i < r->ninterferers && r->interferers[i].task.tid != 101; i++)
+		;
+	is_u64(i < r->ninterferers ? r->interferers[i].ns : 0, 2000, "101 took those 2 us from 102");
+}
+
+/*
  * -a: process 100 is followed from 20 us on, the process it forks at 70 us
  * from then, process 400 never. What came before is unknown, not on CPU.
  */
@@ -649,6 +691,7 @@ int main(void)
 	test_lost_and_open();
 	test_filters();
 	test_repair();
+	test_missed_switch_in();
 	test_follow();
 	test_follow_late_switch();
 	test_follow_reused_pid();
