@@ -542,11 +542,43 @@ static void summary(struct ingero_recorder *r, uint64_t bytes, const char *outpu
 }
 
 /* Said even with -q: what makes the trace less than the user asked for. */
-static void warn_incomplete(struct ingero_recorder *r)
+/* Switches into the idle task on a CPU before one out of it is missed: few enough for a short run. */
+#define IDLE_SWITCHES_SEEN 16
+
+/*
+ * The CPUs, as "1-3, 5", that went idle often but were never seen leaving
+ * it: some kernels do not report those switches (on virtual machines, on
+ * every CPU but the first). Empty when there are none.
+ */
+static void silent_idle_cpus(const struct ingero_record_stats *st, int ncpus, char *buf, size_t size)
+{
+	size_t len = 0;
+	int cpu, first = -1;
+
+	buf[0] = 0;
+	for (cpu = 0; cpu <= ncpus && cpu <= 256; cpu++) {
+		int silent = cpu < ncpus && cpu < 256 && st->to_idle[cpu] >= IDLE_SWITCHES_SEEN && !st->from_idle[cpu];
+
+		if (silent && first < 0)
+			first = cpu;
+		if (silent || first < 0 || len >= size)
+			continue;
+		len += snprintf(buf + len, size - len, first == cpu - 1 ? "%s%d" : "%s%d-%d", len ? ", " : "",
+				first, cpu - 1);
+		first = -1;
+	}
+}
+
+static void warn_incomplete(struct ingero_recorder *r, int ncpus)
 {
 	struct ingero_record_stats st;
+	char cpus[256];
 
 	ingero_recorder_stats(r, &st);
+	silent_idle_cpus(&st, ncpus, cpus, sizeof(cpus));
+	if (*cpus)
+		warning("the kernel reported no switch out of the idle task on CPU %s: the switch-ins of the threads "
+			"woken there are missing from the trace, and 'ingero analyze' repairs them", cpus);
 	if (st.lost)
 		warning("%llu events were lost: the kernel's buffers were full (a larger -b keeps them; the trace marks where)",
 			(unsigned long long)st.lost);
@@ -846,7 +878,7 @@ int cmd_record(int argc, const char **argv)
 	ingero_writer_close(w);
 	if (!o.quiet)
 		summary(r, written.bytes, o.output, s->ncpus);
-	warn_incomplete(r);
+	warn_incomplete(r, s->ncpus);
 	if (left > 0)
 		warning("%d process(es) that '%s' started still run: what they do after its end is not recorded (record them with -p)",
 			left, argv[0]);

@@ -1171,6 +1171,10 @@ static void on_switch(struct ingero_recorder *r, const struct handler *h, const 
 	ev.sw.prev_state = normalise_state(r, read_field(data, &h->f[SW_PREV_STATE]));
 	ev.sw.prev_comm = field_str(data, &h->f[SW_PREV_COMM]);
 	ev.sw.next_comm = field_str(data, &h->f[SW_NEXT_COMM]);
+	if ((unsigned)cpu < 256) {
+		r->st.to_idle[cpu] += !ev.sw.next_tid;
+		r->st.from_idle[cpu] += !ev.sw.prev_tid;
+	}
 	emit(r, &ev);
 }
 

@@ -22,6 +22,7 @@ struct ingero_record_stats {
 	uint64_t lost;			/* events the kernel dropped or overwrote */
 	uint64_t lost_per_cpu[256];
 	uint64_t unpaired;		/* a return without its entry, or an entry whose return was lost */
+	uint64_t to_idle[256], from_idle[256];	/* switches into and out of the idle task, per CPU */
 	uint64_t libs;
 };
 

@@ -381,6 +381,21 @@ test_expect_success TRACEFS 'a trace file is claimed under a lock of its folder:
 	test_line_count = 0 left
 '
 
+# Some kernels never report a switch out of the idle task on some CPUs: ingero says which, as its trace shows.
+test_expect_success TRACEFS 'CPUs that never report leaving the idle task are named, as the trace shows them' '
+	ingero record -o idle.ing.zst -- taskset -c 1 sh -c "for i in \$(seq 40); do sleep 0.002; done" 2>err &&
+	ingero dump idle.ing.zst | awk "\$4 == \"switch\" && /next_tid=0 / { to[\$2]++ }
+		\$4 == \"switch\" && /prev_tid=0 / { from[\$2]++ }
+		END { print (to[\"[001]\"] >= 16 && !from[\"[001]\"]) ? \"silent\" : \"seen\" }" >cpu1 &&
+	cat cpu1 &&
+	if test "$(cat cpu1)" = silent
+	then
+		grep -q "^ingero: warning: the kernel reported no switch out of the idle task on CPU \(1\|1-[0-9]*\|1, .*\): " err
+	else
+		! grep -q "no switch out of the idle task" err
+	fi
+'
+
 test_expect_success TRACEFS 'a full disk: the trace says how many of the events it holds, and holds them' '
 	unshare -m sh -c "mount -t tmpfs -o size=32k none /mnt &&
 		ingero record -o /mnt/full.ing.zst -- sh -c \"$WORKLOADS/launch 10; sleep 1.2; $WORKLOADS/launch 200000\" \
