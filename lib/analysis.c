@@ -527,10 +527,15 @@ static int on_switch(struct ingero_analysis *a, const struct ingero_event *ev)
  */
 static int waker_seen(struct ingero_analysis *a, const struct ingero_event *ev)
 {
-	struct thread **slot = amap_get(&a->threads, (uint32_t)ev->wakeup.waker_tid), *w = slot ? *slot : NULL;
+	int32_t tid = ev->wakeup.waker_tid;
+	struct thread *w = a->recent[(uint32_t)tid % RECENT_THREADS], **slot;
 	struct cpu_state *c;
 	unsigned kind;
 
+	if (w->tid != tid) {
+		slot = amap_get(&a->threads, (uint32_t)tid);
+		w = slot ? *slot : NULL;
+	}
 	if (!w || w->exited)
 		return 0;
 	kind = w->ring[w->head].kind;
