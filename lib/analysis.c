@@ -259,19 +259,14 @@ static struct cpu_state *run_queue(const struct ingero_analysis *a, const struct
  * The switches since end began at or after it, and add nothing: a stretch's
  * culprits come out the same whenever they are looked up.
  */
-static void find_culprits(struct ingero_analysis *a, struct stretch *s, struct culprits *out, uint64_t end,
-			  int32_t self)
+static __attribute__((noinline)) void culprits_search(const struct ingero_analysis *a, const struct cpu_state *c,
+						      struct stretch *s, struct culprits *out, uint64_t end,
+						      int32_t self)
 {
-	struct cpu_state *c = run_queue(a, s);
 	struct { uint64_t ns, win_ns; int32_t tid; } top[CALL_CULPRITS];
 	uint32_t n = 0, k, i;
-	uint64_t run_end = end, upto, oldest;
+	uint64_t run_end = end, upto = c->switches, oldest = upto > CPU_HISTORY ? upto - CPU_HISTORY : 0;
 
-	s->ncul = 0;
-	if (!c)
-		return;
-	upto = c->switches;
-	oldest = upto > CPU_HISTORY ? upto - CPU_HISTORY : 0;
 	for (; upto > oldest; upto--) {
 		uint32_t j = upto % CPU_HISTORY;
 		uint64_t lo = c->hist[j].start > s->start ? c->hist[j].start : s->start;
@@ -305,6 +300,34 @@ static void find_culprits(struct ingero_analysis *a, struct stretch *s, struct c
 		top[best] = top[k];
 	}
 	s->ncul = (uint8_t)k;
+}
+
+/* A stretch that began after its run queue's newest switch: the task that switch put on, if another, is its culprit. */
+static void culprit_alone(const struct ingero_analysis *a, struct stretch *s, struct culprits *out, uint64_t end,
+			  int32_t tid, int32_t self)
+{
+	if (end <= s->start || tid <= 0 || tid == self)
+		return;
+	out->cul[0].ns = end - s->start;
+	out->cul[0].win_ns = clip(a, s->start, end);
+	out->cul[0].tid = tid;
+	s->ncul = 1;
+}
+
+/* The stretch s, which ends at end, and its top culprits; most often one task ran all along, found without a search. */
+static inline void find_culprits(const struct ingero_analysis *a, struct stretch *s, struct culprits *out, uint64_t end,
+				 int32_t self)
+{
+	const struct cpu_state *c = run_queue(a, s);
+
+	s->ncul = 0;
+	if (!c)
+		return;
+	/* before any switch, the newest slot holds no task */
+	if (c->hist[c->switches % CPU_HISTORY].start <= s->start)
+		culprit_alone(a, s, out, end, c->hist[c->switches % CPU_HISTORY].tid, self);
+	else
+		culprits_search(a, c, s, out, end, self);
 }
 
 static struct interferer *interferer_get(struct ingero_analysis *a, int32_t tid)
