@@ -145,6 +145,7 @@ typedef int handler(struct ingero_analysis *a, const struct ingero_event *ev);
 #define LOSSY_RING 64
 #define HELD_CALLS 8
 #define RECENT_THREADS 256
+#define RECENT_INTERFERERS 64
 #define TIMELINE 128
 
 struct ingero_analysis {
@@ -172,6 +173,9 @@ struct ingero_analysis {
 	struct row **rows;	/* 2 * napis: [2 * api + nested] */
 	struct amap blames;	/* blame_key() -> struct blame */
 	struct amap interferers;	/* tid -> struct interferer */
+	/* by tid % RECENT_INTERFERERS: a lookup without hashing; an empty slot holds tid 0, of no task */
+	struct { int32_t tid; struct interferer *f; } recent_interferers[RECENT_INTERFERERS];
+	size_t recent_interferers_cap;	/* the map's cap when they were found: one that grew has moved them */
 	struct amap errors;	/* error_key() -> uint64_t */
 
 	struct ingero_analysis_lost *lost;	/* by CPU */

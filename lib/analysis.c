@@ -330,9 +330,29 @@ static inline void find_culprits(const struct ingero_analysis *a, struct stretch
 		culprits_search(a, c, s, out, end, self);
 }
 
-static struct interferer *interferer_get(struct ingero_analysis *a, int32_t tid)
+/* The interferer of tid from the map, made on first sight, and kept among the recent ones; NULL on ENOMEM. */
+static __attribute__((noinline)) struct interferer *interferer_find(struct ingero_analysis *a, int32_t tid)
 {
-	return amap_put(&a->interferers, (uint32_t)tid, NULL);
+	typeof(a->recent_interferers[0]) *r = &a->recent_interferers[(uint32_t)tid % RECENT_INTERFERERS];
+	struct interferer *f = amap_put(&a->interferers, (uint32_t)tid, NULL);
+
+	if (a->interferers.cap != a->recent_interferers_cap) {
+		memset(a->recent_interferers, 0, sizeof(a->recent_interferers));
+		a->recent_interferers_cap = a->interferers.cap;
+	}
+	if (f) {
+		r->tid = tid;
+		r->f = f;
+	}
+	return f;
+}
+
+/* The same for a task that took a CPU (tid > 0), most often from the recent ones without hashing. */
+static inline struct interferer *interferer_get(struct ingero_analysis *a, int32_t tid)
+{
+	const typeof(a->recent_interferers[0]) *r = &a->recent_interferers[(uint32_t)tid % RECENT_INTERFERERS];
+
+	return r->tid == tid ? r->f : interferer_find(a, tid);
 }
 
 /* A traced thread's runnable stretch: what each culprit took from it, within the window. */
