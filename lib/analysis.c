@@ -355,8 +355,12 @@ static inline struct interferer *interferer_get(struct ingero_analysis *a, int32
 	return r->tid == tid ? r->f : interferer_find(a, tid);
 }
 
-/* A traced thread's runnable stretch: what each culprit took from it, within the window. */
-static void blame_stretch(struct ingero_analysis *a, struct thread *t, const struct stretch *s, uint64_t end)
+/*
+ * A traced thread's runnable stretch: what each culprit took from it, within
+ * the window. Inlined: nearly every switch-in of a traced thread ends one.
+ */
+static inline __attribute__((always_inline)) void blame_stretch(struct ingero_analysis *a, struct thread *t,
+								 const struct stretch *s, uint64_t end)
 {
 	uint64_t ov = clip(a, s->start, end);
 	uint64_t cpu_bit = 1ULL << (s->cpu < 63 ? s->cpu : 63);
