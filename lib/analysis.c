@@ -16,12 +16,14 @@
 #define RING_TRACED 256		/* a traced thread's calls span more */
 #define RING_MAX 8192
 #define CALL_CULPRITS 8
+#define CULPRIT_SLOTS 32
 
 /* The counts first, cleared in one go; the culprits past ncul are never read. */
 struct call_split {
 	uint64_t ns[INGERO_NR_SPLITS];
 	uint64_t taken[2];	/* see struct cls */
 	uint32_t ncul;
+	uint8_t cul_at[CULPRIT_SLOTS];	/* by tid % CULPRIT_SLOTS: the index of its first culprit, plus one; 0: none */
 	int32_t waker;
 	uint64_t waker_ns;
 	/* ns: what each took from the call; win_ns: of that, inside the window, as the interference table counts */
@@ -809,16 +811,35 @@ static int call_lossy(const struct ingero_analysis *a, uint64_t ts, uint64_t end
 	return 0;
 }
 
-static void add_culprit(struct call_split *cs, int32_t tid, uint32_t cpu, uint64_t ns, uint64_t win_ns)
+/* The index of tid among the call's culprits: ncul if it is not one yet. */
+static inline uint32_t culprit_index(const struct call_split *cs, int32_t tid)
 {
-	uint32_t i;
+	uint32_t i = cs->cul_at[(uint32_t)tid % CULPRIT_SLOTS];
 
+	if (!i || cs->cul[i - 1].tid == tid)
+		return i ? i - 1 : cs->ncul;
+	/* another culprit holds its slot */
 	for (i = 0; i < cs->ncul && cs->cul[i].tid != tid; i++)
 		;
+	return i;
+}
+
+/*
+ * What tid took from the call, a new culprit while there is room for one.
+ * Inlined: a long call adds one for every culprit of each stretch it spans.
+ */
+static inline __attribute__((always_inline)) void add_culprit(struct call_split *cs, int32_t tid, uint32_t cpu,
+							      uint64_t ns, uint64_t win_ns)
+{
+	uint8_t *at = &cs->cul_at[(uint32_t)tid % CULPRIT_SLOTS];
+	uint32_t i = culprit_index(cs, tid);
+
 	if (i == cs->ncul) {
 		if (cs->ncul == CALL_CULPRITS)
 			return;
 		cs->cul[cs->ncul++] = (typeof(cs->cul[0])){ tid, cpu, 0, 0 };
+		if (!*at)
+			*at = (uint8_t)cs->ncul;
 	}
 	cs->cul[i].ns += ns;
 	cs->cul[i].win_ns += win_ns;
