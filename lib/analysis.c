@@ -283,7 +283,7 @@ static __attribute__((noinline)) void culprits_search(const struct ingero_analys
 				top[n++] = (typeof(top[0])){ 0, 0, tid };
 			if (i < n) {
 				top[i].ns += run_end - lo;
-				top[i].win_ns += clip(a, lo, run_end);
+				top[i].win_ns += kept_ns(a, lo, run_end);
 			}
 		}
 		if (c->hist[j].start <= s->start)
@@ -311,7 +311,7 @@ static void culprit_alone(const struct ingero_analysis *a, struct stretch *s, st
 	if (end <= s->start || tid <= 0 || tid == self)
 		return;
 	out->cul[0].ns = end - s->start;
-	out->cul[0].win_ns = clip(a, s->start, end);
+	out->cul[0].win_ns = kept_ns(a, s->start, end);
 	out->cul[0].tid = tid;
 	s->ncul = 1;
 }
@@ -364,7 +364,7 @@ static inline struct interferer *interferer_get(struct ingero_analysis *a, int32
 static inline __attribute__((always_inline)) void blame_stretch(struct ingero_analysis *a, struct thread *t,
 								 const struct stretch *s, uint64_t end)
 {
-	uint64_t ov = clip(a, s->start, end);
+	uint64_t ov = kept_ns(a, s->start, end);
 	uint64_t cpu_bit = 1ULL << (s->cpu < 63 ? s->cpu : 63);
 	const struct culprits *cul = culprits_of(t, s);
 	struct interferer *f;
