@@ -277,13 +277,15 @@ static __attribute__((noinline)) void culprits_search(const struct ingero_analys
 		if (run_end > end)
 			run_end = end;
 		if (run_end > lo && tid > 0 && tid != self) {
+			uint64_t ns = run_end - lo, win_ns = kept_ns(a, lo, run_end);
+
 			for (i = 0; i < n && top[i].tid != tid; i++)
 				;
-			if (i == n && n < CALL_CULPRITS)
-				top[n++] = (typeof(top[0])){ 0, 0, tid };
 			if (i < n) {
-				top[i].ns += run_end - lo;
-				top[i].win_ns += kept_ns(a, lo, run_end);
+				top[i].ns += ns;
+				top[i].win_ns += win_ns;
+			} else if (n < CALL_CULPRITS) {
+				top[n++] = (typeof(top[0])){ ns, win_ns, tid };
 			}
 		}
 		if (c->hist[j].start <= s->start)
