@@ -499,7 +499,7 @@ static inline int mark_traced(struct ingero_analysis *a, struct thread *t)
 }
 
 /*
- * A thread seen on cpu at ts (a call's probe, a wakeup it made, its
+ * A traced thread seen on cpu at ts (a call's probe, a wakeup it made, its
  * switch-out) while its history has it off the CPU: the trace lacks its
  * switch-in there, as some kernels never report a switch out of the idle
  * task on CPUs other than the first. When it came on is not known: the
@@ -540,7 +540,7 @@ static int on_switch(struct ingero_analysis *a, const struct ingero_event *ev)
 		if (t->ring[t->head].kind == KIND_PENDING) {
 			resolve_pending(a, t, INGERO_SPLIT_ONCPU);
 			t->ring[t->head].cpu = (uint16_t)cpu;
-		} else if (t->ring[t->head].kind != INGERO_SPLIT_ONCPU) {
+		} else if (t->ring[t->head].kind != INGERO_SPLIT_ONCPU && t->traced) {
 			missed_switch_in(a, t, ts, cpu);
 		}
 		/* R and R+ alike: a task spinning in user space is preempted as R. */
@@ -573,8 +573,8 @@ static int on_switch(struct ingero_analysis *a, const struct ingero_event *ev)
  * A waker runs on the wakeup's CPU. One that its history has off the CPU
  * came on without a switch in the trace: the CPU's history takes it as
  * running from the wakeup, for the culprits of those who wait there. A
- * waker not seen before, or exited (waking its parent as it goes), has no
- * history to mend.
+ * waker not seen before, exited (waking its parent as it goes) or not
+ * traced (whose switches the pid filter keeps out) has no history to mend.
  */
 static int waker_seen(struct ingero_analysis *a, const struct ingero_event *ev)
 {
@@ -587,7 +587,7 @@ static int waker_seen(struct ingero_analysis *a, const struct ingero_event *ev)
 		slot = amap_get(&a->threads, (uint32_t)tid);
 		w = slot ? *slot : NULL;
 	}
-	if (!w || w->exited)
+	if (!w || w->exited || !w->traced)
 		return 0;
 	kind = w->ring[w->head].kind;
 	if (kind == INGERO_SPLIT_ONCPU || kind == KIND_PENDING)
