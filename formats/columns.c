@@ -20,6 +20,8 @@
 #define KEY_POOL (4 * BLOCK_MAX_EVENTS)
 /* Codes are read out of planes this many at a time, a vector's bytes. */
 #define PLANES_GROUP 16
+/* Codes are tested for 0 this many at a time, two cache lines of them. */
+#define SPARSE_GROUP 16
 
 int buf_grow(struct buf *b, size_t more)
 {
@@ -113,23 +115,63 @@ static uint8_t *put_varint(uint8_t *p, uint64_t v)
 /* What the width is picked from, gathered as the codes are made. */
 struct code_stats {
 	uint64_t max;		/* all codes or-ed */
-	uint32_t nonzero;
 };
 
 static inline void stats_add(struct code_stats *st, uint64_t code)
 {
 	st->max |= code;
-	st->nonzero += code != 0;
+}
+
+/* Whether any of m codes is not 0: with m known, one unrolled chain of ors and a test. */
+static inline __attribute__((always_inline)) int any_nonzero(const uint64_t *codes, uint32_t m)
+{
+	uint64_t any = 0;
+	uint32_t j;
+
+#pragma GCC unroll 16
+	for (j = 0; j < m; j++)
+		any |= codes[j];
+	return any != 0;
+}
+
+/* How many of m codes are not 0; inlined with m known, so that a group all 0 is passed over at once. */
+static inline __attribute__((always_inline)) uint32_t count_nonzero(const uint64_t *codes, uint32_t m)
+{
+	uint32_t j, nonzero = 0;
+
+	if (!any_nonzero(codes, m))
+		return 0;
+#pragma GCC unroll 16
+	for (j = 0; j < m; j++)
+		nonzero += codes[j] != 0;
+	return nonzero;
+}
+
+/*
+ * The size of the codes other than 0 listed, or, once they take as much as
+ * planes bytes, where counting stopped: in most columns they soon do, so
+ * the codes are counted a group at a time rather than as they are made.
+ */
+static uint64_t sparse_size(const uint64_t *codes, uint32_t n, uint64_t planes)
+{
+	uint64_t size = 4;
+	uint32_t i;
+
+	for (i = 0; i + SPARSE_GROUP <= n && size < planes; i += SPARSE_GROUP)
+		size += (uint64_t)count_nonzero(codes + i, SPARSE_GROUP) * SPARSE_ENTRY_SIZE;
+	if (size < planes)
+		size += (uint64_t)count_nonzero(codes + i, n - i) * SPARSE_ENTRY_SIZE;
+	return size;
 }
 
 static unsigned pick_width(const uint64_t *codes, uint32_t n, const struct code_stats *st, size_t *size)
 {
-	uint64_t vsize = 0;
+	uint64_t vsize = 0, sparse;
 	uint32_t i;
 	unsigned w = st->max < 0x100 ? 1 : (71 - (unsigned)__builtin_clzll(st->max)) / 8;
 
-	if (4 + (uint64_t)st->nonzero * SPARSE_ENTRY_SIZE < (uint64_t)n * w / 8) {
-		*size = 4 + (size_t)st->nonzero * SPARSE_ENTRY_SIZE;
+	if ((sparse = sparse_size(codes, n, (uint64_t)n * w / 8)) < (uint64_t)n * w / 8) {
+		*size = (size_t)sparse;
 		return WIDTH_SPARSE;
 	}
 	/* varints take a byte or more each, so they can be under half of two planes only in theory */
@@ -394,7 +436,7 @@ delta_loop(uint64_t *v, const uint64_t *src, const uint16_t *k, uint32_t keyn, u
 	   uint64_t *codes, struct codes_in *in, int from, uint64_t *last, struct code_stats *st, int decode,
 	   unsigned flags)
 {
-	struct code_stats acc = { 0, 0 };
+	struct code_stats acc = { 0 };
 	uint32_t i;
 
 	if (flags & PRED_SAME) {
@@ -546,7 +588,7 @@ static inline __attribute__((always_inline)) uint32_t
 dict_loop(const uint64_t *v, const uint16_t *k, uint32_t n, struct column_scratch *s, uint16_t *idx,
 	  struct code_stats *st, int keyed)
 {
-	struct code_stats acc = { 0, 0 };
+	struct code_stats acc = { 0 };
 	uint32_t i, nd = 0;
 
 	for (i = 0; i < n; i++) {
