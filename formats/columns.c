@@ -272,23 +272,42 @@ static void planes_decode(uint64_t *codes, const uint8_t *p, size_t stride, uint
 		planes_get(codes, p, stride, n, planes);
 }
 
+/* The sparse entries of codes i..i + m; inlined with m known, so that a group all 0 is passed over at once. */
+static inline __attribute__((always_inline)) uint8_t *
+put_nonzero(uint8_t *p, const uint64_t *codes, uint32_t i, uint32_t m)
+{
+	uint32_t j;
+
+	if (!any_nonzero(codes + i, m))
+		return p;
+	for (j = i; j < i + m; j++)
+		if (codes[j]) {
+			put_u32(p, j);
+			put_u64(p + 4, codes[j]);
+			p += SPARSE_ENTRY_SIZE;
+		}
+	return p;
+}
+
+static uint8_t *put_sparse(uint8_t *p, const uint64_t *codes, uint32_t n)
+{
+	uint8_t *count = p;
+	uint32_t i;
+
+	for (i = 0, p += 4; i + SPARSE_GROUP <= n; i += SPARSE_GROUP)
+		p = put_nonzero(p, codes, i, SPARSE_GROUP);
+	p = put_nonzero(p, codes, i, n - i);
+	put_u32(count, (uint32_t)((p - count - 4) / SPARSE_ENTRY_SIZE));
+	return p;
+}
+
 static uint8_t *put_codes(uint8_t *p, const uint64_t *codes, uint32_t n, unsigned w)
 {
 	unsigned planes;
 	uint32_t i;
 
-	if (w == WIDTH_SPARSE) {
-		uint8_t *count = p;
-
-		for (i = 0, p += 4; i < n; i++)
-			if (codes[i]) {
-				put_u32(p, i);
-				put_u64(p + 4, codes[i]);
-				p += SPARSE_ENTRY_SIZE;
-			}
-		put_u32(count, (uint32_t)((p - count - 4) / SPARSE_ENTRY_SIZE));
-		return p;
-	}
+	if (w == WIDTH_SPARSE)
+		return put_sparse(p, codes, n);
 	if (!w) {
 		for (i = 0; i < n; i++)
 			p = put_varint(p, codes[i]);
