@@ -114,7 +114,7 @@ static uint8_t *put_varint(uint8_t *p, uint64_t v)
  */
 /* What the width is picked from, gathered as the codes are made. */
 struct code_stats {
-	uint64_t max;		/* all codes or-ed */
+	uint64_t max;		/* all codes or-ed, or the greatest: its highest bit is what counts */
 };
 
 static inline void stats_add(struct code_stats *st, uint64_t code)
@@ -604,27 +604,45 @@ dict_hashed(struct column_scratch *s, uint64_t v, uint32_t key, uint32_t *nd, in
  * value first: most of a call's arguments are those of the API's call before.
  */
 static inline __attribute__((always_inline)) uint32_t
-dict_loop(const uint64_t *v, const uint16_t *k, uint32_t n, struct column_scratch *s, uint16_t *idx,
-	  struct code_stats *st, int keyed)
+dict_loop(const uint64_t *restrict v, const uint16_t *restrict k, uint32_t n, struct column_scratch *s,
+	  uint16_t *restrict idx, int keyed)
 {
-	struct code_stats acc = { 0 };
+	uint64_t *restrict codes = s->codes;
+	uint32_t *restrict recent = s->recent;
 	uint32_t i, nd = 0;
 
 	for (i = 0; i < n; i++) {
 		uint32_t e;
 
 		if (keyed) {
-			e = s->recent[k[i]];
+			e = recent[k[i]];
 			if (!e || s->dict[e - 1] != v[i])
-				e = s->recent[k[i]] = dict_hashed(s, v[i], k[i], &nd, 1);
+				e = recent[k[i]] = dict_hashed(s, v[i], k[i], &nd, 1);
+			codes[i] = s->dict_code[e - 1];
 		} else {
 			e = v[i] < DIRECT_VALUES ? dict_direct(s, v[i], &nd) : dict_hashed(s, v[i], 0, &nd, 0);
+			codes[i] = e - 1;
 		}
 		idx[i] = e - 1;
-		stats_add(&acc, s->codes[i] = keyed ? s->dict_code[e - 1] : e - 1);
 	}
-	*st = acc;
 	return nd;
+}
+
+/*
+ * The greatest code of a dictionary of nd entries: an unkeyed one's codes
+ * are its entries, all of them, and a keyed one's count each key's values.
+ */
+static uint64_t dict_max_code(const struct column_scratch *s, uint32_t keyn, uint32_t nd, int keyed)
+{
+	uint64_t most = 0;
+	uint32_t key;
+
+	if (!keyed)
+		return nd ? nd - 1 : 0;
+	for (key = 0; key < keyn; key++)
+		if (s->last[key] > most)
+			most = s->last[key];
+	return most ? most - 1 : 0;
 }
 
 /*
@@ -635,6 +653,8 @@ dict_loop(const uint64_t *v, const uint16_t *k, uint32_t n, struct column_scratc
 static uint32_t dict_build(const uint64_t *v, const uint16_t *k, uint32_t keyn, uint32_t n,
 			   struct column_scratch *s, uint16_t *idx, struct code_stats *st)
 {
+	uint32_t nd;
+
 	s->mask = DICT_MIN_SLOTS - 1;
 	memset(s->slots, 0, DICT_MIN_SLOTS * sizeof(*s->slots));
 	if (!k) {
@@ -642,11 +662,15 @@ static uint32_t dict_build(const uint64_t *v, const uint16_t *k, uint32_t keyn, 
 			memset(s->direct, 0, DIRECT_VALUES * sizeof(*s->direct));
 			s->stamp = 1;
 		}
-		return dict_loop(v, NULL, n, s, idx, st, 0);
+		nd = dict_loop(v, NULL, n, s, idx, 0);
+		st->max = dict_max_code(s, keyn, nd, 0);
+		return nd;
 	}
 	memset(s->last, 0, keyn * sizeof(*s->last));
 	memset(s->recent, 0, keyn * sizeof(*s->recent));
-	return dict_loop(v, k, n, s, idx, st, 1);
+	nd = dict_loop(v, k, n, s, idx, 1);
+	st->max = dict_max_code(s, keyn, nd, 1);
+	return nd;
 }
 
 /* Entry j from its byte code; the greater of that code and most. */
