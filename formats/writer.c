@@ -33,8 +33,6 @@
  * fewer candidates are checked.
  */
 #define ZSTD_MIN_MATCH 7
-/* Column values in a cache line. */
-#define VALUES_PER_LINE (64 / sizeof(uint64_t))
 #define CUT_MIN 2048
 #define MAX_CUTS (8 * MAX_COLUMNS)
 
@@ -61,28 +59,54 @@ struct strcache_slot {
 	uint32_t id, col;	/* col: stream << 8 | column, + 1; 0 is empty */
 };
 
-/* A column as the per-event path fills it: where its values go, and where they come from. */
+/*
+ * A stream's events are kept as they come, this many, then moved into their
+ * columns a column at a time: a load and a store per value rather than a
+ * walk over the columns for each event. Few enough that the rows of the
+ * streams that interleave stay in the L1 cache until they are moved.
+ */
+#define EVENT_ROWS 32
+/*
+ * What a row keeps of an event: its first ROW_HEAD bytes, which hold all
+ * the fields of most streams, and the rest only for a stream whose fields
+ * reach past them (calls), so that the others do not read what they lack.
+ */
+#define ROW_HEAD 64
+_Static_assert(ROW_HEAD <= sizeof(struct ingero_event), "a row's head is part of an event");
+
+/* A column that its events' rows fill: its values, and the field of struct ingero_event they come from. */
 struct wfield {
 	uint64_t *vals;
-	const uint64_t *keys;	/* a string column's key column, or NULL */
+	uint16_t off;
+	uint8_t type;
+};
+
+/*
+ * A string column, filled as each event comes, so that its strings get
+ * their ids in the order they are first used.
+ */
+struct wstring {
+	uint64_t *vals;
+	const struct column_def *key;	/* its key column, or NULL */
 	/*
 	 * The string column predicted from this one, and its key column: its
 	 * cache is told this one's id, its likely next value (as a CPU's next
 	 * comm is the comm that next leaves it).
 	 */
-	const uint64_t *feed_keys;
+	const struct column_def *feed_key;
 	uint16_t off, col, feed;
 };
 
-/* The fields of a stream, one list per type so that the loops do not branch. */
-enum { WFIELD_U64, WFIELD_U32, WFIELD_I32, WFIELD_STR, WFIELD_KINDS };
-
 struct stream_buf {
 	uint64_t *vals[MAX_COLUMNS];	/* COLUMN_STRIDE apart; vals[0] is the allocation */
-	struct wfield fields[WFIELD_KINDS][MAX_COLUMNS];
-	unsigned nfields[WFIELD_KINDS];
+	struct wfield fields[MAX_COLUMNS];
+	struct wstring strings[MAX_COLUMNS];
+	unsigned nfields, nstrings;
+	int wide;	/* its rows keep whole events, not their heads */
 	uint32_t n;
 	uint64_t first, last;
+	/* EVENT_ROWS, after the columns: events n - n % EVENT_ROWS.. n, not yet in fields' columns */
+	struct ingero_event *rows;
 };
 
 struct ingero_writer {
@@ -490,6 +514,77 @@ void writer_measure_columns(struct ingero_writer *w, struct column_bytes *cb)
 	w->measure = cb;
 }
 
+/* The value of a field of type type at off in ev, as its column holds it; inlined with the type known. */
+static inline __attribute__((always_inline)) uint64_t
+field_value(const struct ingero_event *ev, uint16_t off, unsigned type)
+{
+	const char *p = (const char *)ev + off;
+
+	if (type == TYPE_U64)
+		return *(const uint64_t *)p;
+	if (type == TYPE_U32)
+		return *(const uint32_t *)p;
+	return (uint64_t)(int64_t)*(const int32_t *)p;
+}
+
+/* A key column's value for ev: one that is not a string. */
+static uint64_t key_value(const struct ingero_event *ev, const struct column_def *d)
+{
+	switch (d->type) {
+	case TYPE_U64:
+		return field_value(ev, d->off, TYPE_U64);
+	case TYPE_U32:
+		return field_value(ev, d->off, TYPE_U32);
+	default:
+		return field_value(ev, d->off, TYPE_I32);
+	}
+}
+
+/* The values of m rows' field into vals; inlined with the type known, so that each is a load and a store. */
+static inline __attribute__((always_inline)) void
+rows_to_column(uint64_t *restrict vals, const struct ingero_event *restrict rows, uint32_t m, uint16_t off,
+	       unsigned type)
+{
+	uint32_t j;
+
+#pragma GCC unroll 8
+	for (j = 0; j < m; j++)
+		vals[j] = field_value(&rows[j], off, type);
+}
+
+/* Moves the m rows kept into the columns, as their events at..at + m. */
+static void rows_to_columns(struct stream_buf *sb, uint32_t at, uint32_t m)
+{
+	const struct wfield *f;
+
+	for (f = sb->fields; f < sb->fields + sb->nfields; f++) {
+		if (f->type == TYPE_U64)
+			rows_to_column(f->vals + at, sb->rows, m, f->off, TYPE_U64);
+		else if (f->type == TYPE_U32)
+			rows_to_column(f->vals + at, sb->rows, m, f->off, TYPE_U32);
+		else
+			rows_to_column(f->vals + at, sb->rows, m, f->off, TYPE_I32);
+	}
+}
+
+/* Keeps ev as a row: whole for a wide stream, else its head. */
+static void row_put(struct ingero_event *row, const struct ingero_event *ev, int wide)
+{
+	if (wide)
+		*row = *ev;
+	else
+		memcpy(row, ev, ROW_HEAD);
+}
+
+/* The rows kept of a block that ends before they fill. */
+static void rows_flush(struct stream_buf *sb)
+{
+	uint32_t m = sb->n % EVENT_ROWS;
+
+	if (m)
+		rows_to_columns(sb, sb->n - m, m);
+}
+
 /*
  * Adds the zstd block ends for the column record at rec, which ends at end:
  * one after each byte plane and at the end of the column (but not of the
@@ -524,6 +619,7 @@ static int end_block(struct ingero_writer *w, unsigned s)
 
 	if (!sb->n)
 		return 0;
+	rows_flush(sb);
 	if (write_strings(w) || sec_start(w, (size_t)sb->n * sd->ncols * 2) ||
 	    !(p = sec_put(w, BLOCK_HEADER_SIZE)))
 		return -1;
@@ -563,27 +659,31 @@ static int checkpoint(struct ingero_writer *w)
 
 static int stream_alloc(struct stream_buf *sb, const struct stream_def *sd)
 {
-	static const int kind_of[] = { [TYPE_U32] = WFIELD_U32, [TYPE_I32] = WFIELD_I32,
-				       [TYPE_U64] = WFIELD_U64, [TYPE_STRING] = WFIELD_STR };
-	struct wfield *f;
+	struct wstring *f;
 	unsigned c;
 
-	if (!(sb->vals[0] = malloc((size_t)sd->ncols * COLUMN_STRIDE * sizeof(uint64_t))))
+	if (!(sb->vals[0] = malloc((size_t)sd->ncols * COLUMN_STRIDE * sizeof(uint64_t) +
+				   EVENT_ROWS * sizeof(*sb->rows))))
 		return error_errno("cannot allocate the '%s' stream's columns", sd->name);
 	for (c = 1; c < sd->ncols; c++)
 		sb->vals[c] = sb->vals[0] + (size_t)c * COLUMN_STRIDE;
+	sb->rows = (struct ingero_event *)(sb->vals[0] + (size_t)sd->ncols * COLUMN_STRIDE);
 	for (c = 0; c < sd->ncols; c++) {
 		const struct column_def *d = &sd->cols[c];
-		int k = kind_of[d->type];
 
-		sb->fields[k][sb->nfields[k]++] = (struct wfield){
-			sb->vals[c], d->key == COL_NONE ? NULL : sb->vals[d->key], NULL, d->off, (uint16_t)c, 0 };
+		if (d->off + (d->type == TYPE_U32 || d->type == TYPE_I32 ? 4 : 8) > ROW_HEAD)
+			sb->wide = 1;
+		if (d->type != TYPE_STRING)
+			sb->fields[sb->nfields++] = (struct wfield){ sb->vals[c], d->off, d->type };
+		else
+			sb->strings[sb->nstrings++] = (struct wstring){
+				sb->vals[c], d->key == COL_NONE ? NULL : &sd->cols[d->key], NULL, d->off, (uint16_t)c, 0 };
 	}
-	for (f = sb->fields[WFIELD_STR]; f < sb->fields[WFIELD_STR] + sb->nfields[WFIELD_STR]; f++)
+	for (f = sb->strings; f < sb->strings + sb->nstrings; f++)
 		for (c = 0; c < sd->ncols; c++)
 			if (sd->cols[c].type == TYPE_STRING && sd->cols[c].src == f->col && sd->cols[c].key != COL_NONE) {
 				f->feed = (uint16_t)c;
-				f->feed_keys = sb->vals[sd->cols[c].key];
+				f->feed_key = &sd->cols[sd->cols[c].key];
 			}
 	return 0;
 }
@@ -624,26 +724,11 @@ fail:
 	return NULL;
 }
 
-/*
- * A stream's columns outnumber what the hardware prefetcher follows: each
- * column's line of value i is asked for ahead, once for the eight events
- * whose values share it.
- */
-static void prefetch_columns(const struct stream_buf *sb, uint32_t i)
-{
-	const struct wfield *f, *end;
-	unsigned k;
-
-	for (k = 0; k < WFIELD_KINDS; k++)
-		for (f = sb->fields[k], end = f + sb->nfields[k]; f < end; f++)
-			__builtin_prefetch(&f->vals[i], 1);
-}
-
 int ingero_writer_add(struct ingero_writer *w, const struct ingero_event *ev)
 {
 	const struct stream_def *sd;
 	struct stream_buf *sb;
-	const struct wfield *f, *end;
+	const struct wstring *f, *end;
 	uint64_t key = ingero_event_key(ev);
 	uint32_t i;
 
@@ -670,28 +755,18 @@ int ingero_writer_add(struct ingero_writer *w, const struct ingero_event *ev)
 	if (!sb->vals[0] && stream_alloc(sb, sd))
 		goto fail;
 	i = sb->n;
-	if (!(i % VALUES_PER_LINE))
-		prefetch_columns(sb, i + PREFETCH_AHEAD);
-	for (f = sb->fields[WFIELD_U64], end = f + sb->nfields[WFIELD_U64]; f < end; f++)
-		f->vals[i] = *(const uint64_t *)((const char *)ev + f->off);
-	for (f = sb->fields[WFIELD_U32], end = f + sb->nfields[WFIELD_U32]; f < end; f++)
-		f->vals[i] = *(const uint32_t *)((const char *)ev + f->off);
-	for (f = sb->fields[WFIELD_I32], end = f + sb->nfields[WFIELD_I32]; f < end; f++)
-		f->vals[i] = (uint64_t)(int64_t)*(const int32_t *)((const char *)ev + f->off);
-	/*
-	 * Last, as a string's key column is filled by now; backwards, so that a
-	 * column reads its cache before its source's value of this event feeds it.
-	 */
-	for (end = sb->fields[WFIELD_STR], f = end + sb->nfields[WFIELD_STR]; f-- > end;) {
+	row_put(&sb->rows[i % EVENT_ROWS], ev, sb->wide);
+	/* backwards, so that a column reads its cache before its source's value of this event feeds it */
+	for (end = sb->strings, f = end + sb->nstrings; f-- > end;) {
 		const char *str = *(const char *const *)((const char *)ev + f->off);
-		int64_t id = f->keys ? strcache_intern(w, ev->stream, f->col, f->keys[i], str) :
+		int64_t id = f->key ? strcache_intern(w, ev->stream, f->col, key_value(ev, f->key), str) :
 			strtab_intern(&w->strings, str);
 
 		if (id < 0)
 			goto fail;
 		f->vals[i] = (uint64_t)id;
-		if (f->feed_keys)
-			strcache_slot(w, ev->stream, f->feed, f->feed_keys[i])->id = (uint32_t)id;
+		if (f->feed_key)
+			strcache_slot(w, ev->stream, f->feed, key_value(ev, f->feed_key))->id = (uint32_t)id;
 	}
 	if (!i)
 		sb->first = key;
@@ -703,6 +778,8 @@ int ingero_writer_add(struct ingero_writer *w, const struct ingero_event *ev)
 		w->st.last_ns = key;
 	w->st.events[ev->stream]++;
 	w->total++;
+	if (!(sb->n % EVENT_ROWS))
+		rows_to_columns(sb, i + 1 - EVENT_ROWS, EVENT_ROWS);
 	if (sb->n == BLOCK_MAX_EVENTS && end_block(w, ev->stream))
 		goto fail;
 	return 0;
