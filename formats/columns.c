@@ -567,20 +567,29 @@ dict_add(struct column_scratch *s, uint64_t v, uint32_t key, uint32_t nd, int ke
 	s->dict_code[nd] = keyed ? (uint32_t)s->last[key]++ : nd;
 }
 
+/* Adds v, under DIRECT_VALUES, to an unkeyed dictionary: out of the loop, as few values are new. */
+static __attribute__((noinline)) uint32_t dict_direct_add(struct column_scratch *s, uint64_t v, uint32_t *nd)
+{
+	dict_add(s, v, 0, *nd, 0);
+	s->direct[v] = s->stamp << 16 | *nd;
+	return ++*nd;
+}
+
 /*
  * The entry + 1 of v in an unkeyed dictionary, for v under DIRECT_VALUES:
- * from the table indexed by v, whose slots the build's stamp marks as its own.
+ * from the table indexed by v, whose slots the build's stamp marks as its
+ * own. The table and the stamp are the loop's copies, which stay in
+ * registers: s's might change with each entry stored, as far as the
+ * compiler knows.
  */
 static inline __attribute__((always_inline)) uint32_t
-dict_direct(struct column_scratch *s, uint64_t v, uint32_t *nd)
+dict_direct(struct column_scratch *s, const uint32_t *direct, uint32_t stamp, uint64_t v, uint32_t *nd)
 {
-	uint32_t *d = &s->direct[v];
+	uint32_t d = direct[v];
 
-	if (*d >> 16 != s->stamp) {
-		dict_add(s, v, 0, *nd, 0);
-		*d = s->stamp << 16 | (*nd)++;
-	}
-	return (*d & 0xffff) + 1;
+	if (d >> 16 != stamp)
+		return dict_direct_add(s, v, nd);
+	return (d & 0xffff) + 1;
 }
 
 /* The entry + 1 of (v, key) from the dictionary's hash table, where it is added if new. */
@@ -609,7 +618,8 @@ dict_loop(const uint64_t *restrict v, const uint16_t *restrict k, uint32_t n, st
 {
 	uint64_t *restrict codes = s->codes;
 	uint32_t *restrict recent = s->recent;
-	uint32_t i, nd = 0;
+	const uint32_t *direct = s->direct;
+	uint32_t i, nd = 0, stamp = s->stamp;
 
 	for (i = 0; i < n; i++) {
 		uint32_t e;
@@ -620,7 +630,8 @@ dict_loop(const uint64_t *restrict v, const uint16_t *restrict k, uint32_t n, st
 				e = recent[k[i]] = dict_hashed(s, v[i], k[i], &nd, 1);
 			codes[i] = s->dict_code[e - 1];
 		} else {
-			e = v[i] < DIRECT_VALUES ? dict_direct(s, v[i], &nd) : dict_hashed(s, v[i], 0, &nd, 0);
+			e = v[i] < DIRECT_VALUES ? dict_direct(s, direct, stamp, v[i], &nd) :
+				dict_hashed(s, v[i], 0, &nd, 0);
 			codes[i] = e - 1;
 		}
 		idx[i] = e - 1;
