@@ -22,6 +22,8 @@
 #define PLANES_GROUP 16
 /* Codes are tested for 0 this many at a time, two cache lines of them. */
 #define SPARSE_GROUP 16
+/* Varints are summed this many codes at a time, between tests whether they are too many. */
+#define VARINT_GROUP 256
 
 int buf_grow(struct buf *b, size_t more)
 {
@@ -164,10 +166,28 @@ static uint64_t sparse_size(const uint64_t *codes, uint32_t n, uint64_t planes)
 	return size;
 }
 
+/*
+ * The size of the codes as varints, or, once it is half of planes bytes,
+ * where summing stopped: varints are taken only under that, and in most
+ * columns wide enough to ask they are not.
+ */
+static uint64_t varints_size(const uint64_t *codes, uint32_t n, uint64_t planes)
+{
+	uint64_t size = 0;
+	uint32_t i = 0, end;
+
+	while (i < n && size * 2 < planes) {
+		end = n - i < VARINT_GROUP ? n : i + VARINT_GROUP;
+#pragma GCC unroll 8
+		for (; i < end; i++)
+			size += varint_len(codes[i]);
+	}
+	return size;
+}
+
 static unsigned pick_width(const uint64_t *codes, uint32_t n, const struct code_stats *st, size_t *size)
 {
-	uint64_t vsize = 0, sparse;
-	uint32_t i;
+	uint64_t vsize, sparse;
 	unsigned w = st->max < 0x100 ? 1 : (71 - (unsigned)__builtin_clzll(st->max)) / 8;
 
 	if ((sparse = sparse_size(codes, n, (uint64_t)n * w / 8)) < (uint64_t)n * w / 8) {
@@ -179,10 +199,7 @@ static unsigned pick_width(const uint64_t *codes, uint32_t n, const struct code_
 		*size = (size_t)n * w;
 		return w == 1 ? 1 : WIDTH_PLANES | w;
 	}
-#pragma GCC unroll 8
-	for (i = 0; i < n; i++)
-		vsize += varint_len(codes[i]);
-	if (vsize * 2 < (uint64_t)n * w) {
+	if ((vsize = varints_size(codes, n, (uint64_t)n * w)) * 2 < (uint64_t)n * w) {
 		*size = vsize;
 		return 0;
 	}
