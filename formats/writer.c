@@ -94,7 +94,8 @@ struct wstring {
 	 * comm is the comm that next leaves it).
 	 */
 	const struct column_def *feed_key;
-	uint16_t off, col, feed;
+	uint32_t cache, feed_cache;	/* the columns' strcache_col() */
+	uint16_t off, col;
 };
 
 struct stream_buf {
@@ -219,10 +220,15 @@ static int64_t strtab_intern(struct strtab *t, const char *s)
 	return id;
 }
 
-/* The cache slot of string column c of stream s for key, emptied if it held another's. */
-static struct strcache_slot *strcache_slot(struct ingero_writer *w, unsigned s, unsigned c, uint64_t key)
+/* What a cache slot of string column c of stream s holds as its col. */
+static uint32_t strcache_col(unsigned s, unsigned c)
 {
-	uint32_t col = (s << 8 | c) + 1;
+	return (s << 8 | c) + 1;
+}
+
+/* The cache slot of the string column col (strcache_col()) for key, emptied if it held another's. */
+static struct strcache_slot *strcache_slot(struct ingero_writer *w, uint32_t col, uint64_t key)
+{
 	uint64_t h = (key ^ (uint64_t)col << 40) * 0x9e3779b97f4a7c15ull;
 	struct strcache_slot *e = &w->strcache[h >> 54];
 
@@ -231,10 +237,10 @@ static struct strcache_slot *strcache_slot(struct ingero_writer *w, unsigned s, 
 	return e;
 }
 
-/* The id of string column c of stream s for an event whose key column holds key. */
-static int64_t strcache_intern(struct ingero_writer *w, unsigned s, unsigned c, uint64_t key, const char *str)
+/* The id of string column col (strcache_col()) for an event whose key column holds key. */
+static int64_t strcache_intern(struct ingero_writer *w, uint32_t col, uint64_t key, const char *str)
 {
-	struct strcache_slot *e = strcache_slot(w, s, c, key);
+	struct strcache_slot *e = strcache_slot(w, col, key);
 	int64_t id;
 
 	if (!str)
@@ -657,8 +663,9 @@ static int checkpoint(struct ingero_writer *w)
 	return 0;
 }
 
-static int stream_alloc(struct stream_buf *sb, const struct stream_def *sd)
+static int stream_alloc(struct stream_buf *sb, unsigned s)
 {
+	const struct stream_def *sd = &stream_defs[s];
 	struct wstring *f;
 	unsigned c;
 
@@ -677,12 +684,13 @@ static int stream_alloc(struct stream_buf *sb, const struct stream_def *sd)
 			sb->fields[sb->nfields++] = (struct wfield){ sb->vals[c], d->off, d->type };
 		else
 			sb->strings[sb->nstrings++] = (struct wstring){
-				sb->vals[c], d->key == COL_NONE ? NULL : &sd->cols[d->key], NULL, d->off, (uint16_t)c, 0 };
+				sb->vals[c], d->key == COL_NONE ? NULL : &sd->cols[d->key], NULL,
+				strcache_col(s, c), 0, d->off, (uint16_t)c };
 	}
 	for (f = sb->strings; f < sb->strings + sb->nstrings; f++)
 		for (c = 0; c < sd->ncols; c++)
 			if (sd->cols[c].type == TYPE_STRING && sd->cols[c].src == f->col && sd->cols[c].key != COL_NONE) {
-				f->feed = (uint16_t)c;
+				f->feed_cache = strcache_col(s, c);
 				f->feed_key = &sd->cols[sd->cols[c].key];
 			}
 	return 0;
@@ -752,21 +760,21 @@ int ingero_writer_add(struct ingero_writer *w, const struct ingero_event *ev)
 			goto fail;
 		w->checkpoint_ns = key;
 	}
-	if (!sb->vals[0] && stream_alloc(sb, sd))
+	if (!sb->vals[0] && stream_alloc(sb, ev->stream))
 		goto fail;
 	i = sb->n;
 	row_put(&sb->rows[i % EVENT_ROWS], ev, sb->wide);
 	/* backwards, so that a column reads its cache before its source's value of this event feeds it */
 	for (end = sb->strings, f = end + sb->nstrings; f-- > end;) {
 		const char *str = *(const char *const *)((const char *)ev + f->off);
-		int64_t id = f->key ? strcache_intern(w, ev->stream, f->col, key_value(ev, f->key), str) :
+		int64_t id = f->key ? strcache_intern(w, f->cache, key_value(ev, f->key), str) :
 			strtab_intern(&w->strings, str);
 
 		if (id < 0)
 			goto fail;
 		f->vals[i] = (uint64_t)id;
 		if (f->feed_key)
-			strcache_slot(w, ev->stream, f->feed, key_value(ev, f->feed_key))->id = (uint32_t)id;
+			strcache_slot(w, f->feed_cache, key_value(ev, f->feed_key))->id = (uint32_t)id;
 	}
 	if (!i)
 		sb->first = key;
