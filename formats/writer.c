@@ -67,11 +67,12 @@ struct strcache_slot {
  */
 #define EVENT_ROWS 32
 /*
- * What a row keeps of an event: its first ROW_HEAD bytes, which hold all
- * the fields of most streams, and the rest only for a stream whose fields
- * reach past them (calls), so that the others do not read what they lack.
+ * What a row keeps of an event: its first ROW_HEAD bytes, where the fields
+ * of every stream but the calls end, and the rest only for a stream whose
+ * fields reach past them, so that the others do not read the cache lines
+ * of what they lack.
  */
-#define ROW_HEAD 64
+#define ROW_HEAD 56
 _Static_assert(ROW_HEAD <= sizeof(struct ingero_event), "a row's head is part of an event");
 
 /* A column that its events' rows fill: its values, and the field of struct ingero_event they come from. */
