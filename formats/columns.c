@@ -589,11 +589,11 @@ static __attribute__((noinline)) uint32_t dict_direct_add(struct column_scratch 
 {
 	dict_add(s, v, 0, *nd, 0);
 	s->direct[v] = s->stamp << 16 | *nd;
-	return ++*nd;
+	return (*nd)++;
 }
 
 /*
- * The entry + 1 of v in an unkeyed dictionary, for v under DIRECT_VALUES:
+ * The entry of v in an unkeyed dictionary, for v under DIRECT_VALUES:
  * from the table indexed by v, whose slots the build's stamp marks as its
  * own. The table and the stamp are the loop's copies, which stay in
  * registers: s's might change with each entry stored, as far as the
@@ -606,7 +606,7 @@ dict_direct(struct column_scratch *s, const uint32_t *direct, uint32_t stamp, ui
 
 	if (d >> 16 != stamp)
 		return dict_direct_add(s, v, nd);
-	return (d & 0xffff) + 1;
+	return d & 0xffff;
 }
 
 /* The entry + 1 of (v, key) from the dictionary's hash table, where it is added if new. */
@@ -639,19 +639,19 @@ dict_loop(const uint64_t *restrict v, const uint16_t *restrict k, uint32_t n, st
 	uint32_t i, nd = 0, stamp = s->stamp;
 
 	for (i = 0; i < n; i++) {
-		uint32_t e;
-
 		if (keyed) {
-			e = recent[k[i]];
+			uint32_t e = recent[k[i]];
+
 			if (!e || s->dict[e - 1] != v[i])
 				e = recent[k[i]] = dict_hashed(s, v[i], k[i], &nd, 1);
 			codes[i] = s->dict_code[e - 1];
+			idx[i] = e - 1;
 		} else {
-			e = v[i] < DIRECT_VALUES ? dict_direct(s, direct, stamp, v[i], &nd) :
-				dict_hashed(s, v[i], 0, &nd, 0);
-			codes[i] = e - 1;
+			uint32_t entry = v[i] < DIRECT_VALUES ? dict_direct(s, direct, stamp, v[i], &nd) :
+				dict_hashed(s, v[i], 0, &nd, 0) - 1;
+
+			codes[i] = idx[i] = entry;
 		}
-		idx[i] = e - 1;
 	}
 	return nd;
 }
