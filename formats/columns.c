@@ -774,9 +774,10 @@ static void key_grow(struct key_entries *l, uint32_t *pool, uint32_t *used)
 /*
  * A code of key l at or past its count: one equal to it takes the next
  * entry of the dictionary, which joins the key's run in the pool. NULL, or
- * what is wrong.
+ * what is wrong. Out of line, as it is seldom taken: inlined, its registers
+ * would crowd the loop of dict_keyed().
  */
-static inline const char *
+static __attribute__((noinline, cold)) const char *
 key_add(struct key_entries *l, uint64_t code, uint32_t *pool, uint32_t *used, uint32_t *next, uint32_t nd)
 {
 	if (code > l->count)
