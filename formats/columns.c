@@ -1054,52 +1054,6 @@ static void lazy_codes(struct delta_lazy *dl, uint64_t *codes, uint32_t m)
 }
 
 /*
- * The delta loop of column_decode() over dl's next m events, their codes
- * in v turned into values in place, its state kept in dl between calls.
- * Inlined with flags, a key and the source known, so that the loop tests none.
- */
-static inline __attribute__((always_inline)) void
-lazy_loop(struct delta_lazy *dl, uint64_t *restrict v, const uint64_t *src, const uint16_t *k, size_t m,
-	  int keyed, int self, unsigned flags)
-{
-	uint64_t *last = dl->last, pred = dl->pred;
-	size_t pos = dl->pos, j;
-
-	UNROLL for (j = 0; j < m; j++) {
-		if (flags & PRED_SAME)
-			pred = src[pos + j];
-		else if (keyed)
-			pred = last[k[pos + j]];
-		v[j] = value_of(v[j], pred, flags);
-		if (flags & PRED_SAME)
-			continue;
-		if (keyed)
-			last[k[pos + j]] = self ? v[j] : src[pos + j];
-		else
-			pred = self ? v[j] : src[pos + j];
-	}
-	dl->pred = pred;
-}
-
-/* lazy_loop with the key and the source known. */
-static inline __attribute__((always_inline)) void
-lazy_mode(struct delta_lazy *dl, uint64_t *v, const uint64_t *src, const uint16_t *k, size_t m, unsigned flags)
-{
-	int self = dl->def->src == COL_NONE;
-
-	if (flags & PRED_SAME)
-		lazy_loop(dl, v, src, k, m, 0, 0, flags);
-	else if (dl->last && self)
-		lazy_loop(dl, v, src, k, m, 1, 1, flags);
-	else if (dl->last)
-		lazy_loop(dl, v, src, k, m, 1, 0, flags);
-	else if (self)
-		lazy_loop(dl, v, src, k, m, 0, 1, flags);
-	else
-		lazy_loop(dl, v, src, k, m, 0, 0, flags);
-}
-
-/*
  * Where a lazy column's values go: the column's own array, or a field of
  * consecutive events, 64 or 32 bits wide. Inlined with the sink known, the
  * events' stride is a constant that the unrolled loops fold into their
@@ -1117,6 +1071,57 @@ static inline __attribute__((always_inline)) void sink_put(void *out, size_t j, 
 		*(uint64_t *)field = v;
 	else
 		*(uint32_t *)field = (uint32_t)v;
+}
+
+/*
+ * The delta loop of column_decode() over dl's next m events, their codes
+ * turned into values put to out, its state kept in dl between calls.
+ * Inlined with flags, a key, the source and the sink known, so that the
+ * loop tests none.
+ */
+static inline __attribute__((always_inline)) void
+lazy_loop(struct delta_lazy *dl, const uint64_t *restrict codes, const uint64_t *src, const uint16_t *k,
+	  size_t m, void *out, int sink, int keyed, int self, unsigned flags)
+{
+	uint64_t *last = dl->last, pred = dl->pred;
+	size_t pos = dl->pos, j;
+
+	UNROLL for (j = 0; j < m; j++) {
+		uint64_t v;
+
+		if (flags & PRED_SAME)
+			pred = src[pos + j];
+		else if (keyed)
+			pred = last[k[pos + j]];
+		v = value_of(codes[j], pred, flags);
+		sink_put(out, j, v, sink);
+		if (flags & PRED_SAME)
+			continue;
+		if (keyed)
+			last[k[pos + j]] = self ? v : src[pos + j];
+		else
+			pred = self ? v : src[pos + j];
+	}
+	dl->pred = pred;
+}
+
+/* lazy_loop with the key and the source known. */
+static inline __attribute__((always_inline)) void
+lazy_mode(struct delta_lazy *dl, const uint64_t *codes, const uint64_t *src, const uint16_t *k, size_t m,
+	  void *out, int sink, unsigned flags)
+{
+	int self = dl->def->src == COL_NONE;
+
+	if (flags & PRED_SAME)
+		lazy_loop(dl, codes, src, k, m, out, sink, 0, 0, flags);
+	else if (dl->last && self)
+		lazy_loop(dl, codes, src, k, m, out, sink, 1, 1, flags);
+	else if (dl->last)
+		lazy_loop(dl, codes, src, k, m, out, sink, 1, 0, flags);
+	else if (self)
+		lazy_loop(dl, codes, src, k, m, out, sink, 0, 1, flags);
+	else
+		lazy_loop(dl, codes, src, k, m, out, sink, 0, 0, flags);
 }
 
 /*
@@ -1198,61 +1203,65 @@ static inline int lazy_all_zero(const struct delta_lazy *dl, uint32_t to)
 	return dl->from == CODES_SPARSE && dl->in.next >= to;
 }
 
-/* Decodes dl's events pos..to into v[0..to - pos), their codes turned into values in place. */
-static void lazy_values(struct delta_lazy *dl, const uint64_t *src, const uint16_t *k, uint32_t to, uint64_t *v)
+/* lazy_mode with the predictors of the schemas known, each its own loop; any other mix in a loop that tests. */
+static inline __attribute__((always_inline)) void
+lazy_flags(struct delta_lazy *dl, const uint64_t *codes, const uint64_t *src, const uint16_t *k, size_t m,
+	   void *out, int sink)
 {
-	size_t m = to - dl->pos;
-
-	lazy_codes(dl, v, m);
-	/* the predictors of the schemas, each its own loop; any other mix in a loop that tests */
 	switch (dl->def->flags) {
 	case 0:
-		lazy_mode(dl, v, src, k, m, 0);
+		lazy_mode(dl, codes, src, k, m, out, sink, 0);
 		break;
 	case PRED_ZERO:
-		lazy_mode(dl, v, src, k, m, PRED_ZERO);
+		lazy_mode(dl, codes, src, k, m, out, sink, PRED_ZERO);
 		break;
 	case PRED_RISE:
-		lazy_mode(dl, v, src, k, m, PRED_RISE);
+		lazy_mode(dl, codes, src, k, m, out, sink, PRED_RISE);
 		break;
 	case PRED_SAME:
-		lazy_mode(dl, v, src, k, m, PRED_SAME);
+		lazy_mode(dl, codes, src, k, m, out, sink, PRED_SAME);
 		break;
 	case PRED_SAME | PRED_ZERO:
-		lazy_mode(dl, v, src, k, m, PRED_SAME | PRED_ZERO);
+		lazy_mode(dl, codes, src, k, m, out, sink, PRED_SAME | PRED_ZERO);
 		break;
 	case PRED_SAME | PRED_RISE:
-		lazy_mode(dl, v, src, k, m, PRED_SAME | PRED_RISE);
+		lazy_mode(dl, codes, src, k, m, out, sink, PRED_SAME | PRED_RISE);
 		break;
 	default:
-		lazy_mode(dl, v, src, k, m, dl->def->flags);
+		lazy_mode(dl, codes, src, k, m, out, sink, dl->def->flags);
 		break;
 	}
-	dl->pos = to;
 }
 
 /*
- * Decodes dl's events pos..to, at most EVENT_CHUNK, into out: in place in
- * the column's own array, or by way of an array in the L1 cache into the
- * events' field.
+ * Decodes dl's events pos..to, at most EVENT_CHUNK, into out: their codes
+ * gathered in an array in the L1 cache, then turned into values straight
+ * into the sink.
  */
+static void lazy_values(struct delta_lazy *dl, const uint64_t *src, const uint16_t *k, uint32_t to, void *out,
+			int sink)
+{
+	uint64_t codes[EVENT_CHUNK];
+	size_t m = to - dl->pos;
+
+	lazy_codes(dl, codes, m);
+	if (sink == SINK_COLUMN)
+		lazy_flags(dl, codes, src, k, m, out, SINK_COLUMN);
+	else if (sink == SINK_EVENTS_64)
+		lazy_flags(dl, codes, src, k, m, out, SINK_EVENTS_64);
+	else
+		lazy_flags(dl, codes, src, k, m, out, SINK_EVENTS_32);
+	dl->pos = to;
+}
+
+/* Decodes dl's events pos..to, at most EVENT_CHUNK, into out, the column's own array or the events' field. */
 static inline __attribute__((always_inline)) void
 lazy_chunk(struct delta_lazy *dl, const uint64_t *src, const uint16_t *k, uint32_t to, void *out, int sink)
 {
-	uint64_t v[EVENT_CHUNK];
-	size_t m = to - dl->pos, j;
-
-	if (lazy_all_zero(dl, to)) {
+	if (lazy_all_zero(dl, to))
 		lazy_zeros(dl, src, k, to, out, sink);
-		return;
-	}
-	if (sink == SINK_COLUMN) {
-		lazy_values(dl, src, k, to, out);
-		return;
-	}
-	lazy_values(dl, src, k, to, v);
-	UNROLL for (j = 0; j < m; j++)
-		sink_put(out, j, v[j], sink);
+	else
+		lazy_values(dl, src, k, to, out, sink);
 }
 
 void delta_lazy_run(struct delta_lazy *dl, const uint64_t *src, const uint16_t *k, uint32_t to, void *out,
@@ -1265,8 +1274,8 @@ void delta_lazy_run(struct delta_lazy *dl, const uint64_t *src, const uint16_t *
 }
 
 /*
- * A delta column decoded whole as a lazy one is, a chunk at a time, each
- * in place in the column: its codes take no array of a block's size, which
+ * A delta column decoded whole as a lazy one is, a chunk at a time, into
+ * the column: its codes take no array of a block's size, which
  * would be written and read back out of the cache. 0 when its width is not
  * one a lazy column takes (varints), -1 and *err on damage.
  */
