@@ -1259,9 +1259,9 @@ static inline __attribute__((always_inline)) unsigned least(const uint64_t *head
  * active streams, UINT64_MAX, is never less than one before it, so it
  * loses every tie and is never the least.
  */
-static inline __attribute__((always_inline)) unsigned least3(const uint64_t *head)
+static inline __attribute__((always_inline)) size_t least3(const uint64_t *head)
 {
-	unsigned first = head[1] < head[0], third = -(unsigned)(head[2] < head[first]);
+	size_t first = head[1] < head[0], third = -(size_t)(head[2] < head[first]);
 
 	/* with a mask, as in least(): gcc makes a branch of a choice between 2 and first */
 	return (first & ~third) | (2 & third);
@@ -1271,14 +1271,16 @@ static inline __attribute__((always_inline)) unsigned least3(const uint64_t *hea
  * The common case calls nothing, so that it saves no registers: the rest
  * is left to tail calls. The usual counts of streams, the call, switch and
  * wakeup streams or fewer, get the least key without a loop, and two or
- * three streams with one compare of their count.
+ * three streams with one compare of their count, laid out as the straight
+ * path. The stream's index is as wide as an address, so that it indexes
+ * the heads and the cursors without being widened first.
  */
 int ingero_reader_next(struct ingero_reader *r, const struct ingero_event **ev)
 {
-	unsigned best;
+	size_t best;
 	struct cursor *c;
 
-	if (r->nactive - 2 <= HEADS_FIXED - 2)
+	if (__builtin_expect(r->nactive - 2 <= HEADS_FIXED - 2, 1))
 		best = least3(r->head);
 	else if (r->nactive == 1)
 		best = 0;
