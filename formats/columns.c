@@ -741,7 +741,7 @@ dict_values(const uint64_t *dict, struct codes_in *in, int from, uint32_t nd, ui
 	if (from == CODES_BYTES) {
 		if (n && bytes_to_entries(idx, in->p, n) >= nd)
 			return "dictionary index out of range";
-		for (i = 0; v && i < n; i++)
+		UNROLL for (i = 0; v && i < n; i++)
 			v[i] = dict[idx[i]];
 		return NULL;
 	}
