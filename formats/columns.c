@@ -804,16 +804,18 @@ dict_keyed(struct column_scratch *s, const uint64_t *dict, const uint16_t *k, ui
 	const char *err;
 
 	memset(keys, 0, keyn * sizeof(*keys));
-	UNROLL for (i = 0; i < n; i++) {
-		struct key_entries *l = &keys[k[i]];
+	/* unrolled further than most loops: the three arrays' pointers are moved on once every 8 events */
+	_Pragma("GCC unroll 8") for (i = 0; i < n; i++) {
+		uint32_t key = k[i], entry;
 		uint64_t code = code_in(in, i, from);
 
 		/* one test for the common case, a value its key has had before */
-		if (code >= l->count && (err = key_add(l, code, pool, &used, &next, nd)))
+		if (code >= keys[key].count && (err = key_add(&keys[key], code, pool, &used, &next, nd)))
 			return err;
-		idx[i] = pool[l->at + code];
+		entry = pool[keys[key].at + code];
+		idx[i] = entry;
 		if (v)
-			v[i] = dict[idx[i]];
+			v[i] = dict[entry];
 	}
 	return next == nd ? NULL : "dictionary does not match its indexes";
 }
