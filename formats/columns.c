@@ -4,6 +4,9 @@
  * predictor so that the writer and the reader cannot drift apart.
  */
 #include <stdlib.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #include "format.h"
 #include "../lib/error.h"
 
@@ -247,19 +250,64 @@ plane_code(const uint8_t *p, size_t stride, uint32_t j, unsigned planes)
 	return code;
 }
 
+#if defined(__SSE2__)
+_Static_assert(PLANES_GROUP == 16, "a group of codes is a vector's bytes");
+
+/*
+ * PLANES_GROUP codes of up to 4 planes, 1 when it took them: the bytes of
+ * two planes interleaved are the codes' 16-bit halves, two of those the
+ * 32-bit codes, each interleaved with zeros the 64-bit ones. What the
+ * compiler makes of plane_code() shifts each byte into place instead.
+ */
+static inline __attribute__((always_inline)) int
+planes_group(uint64_t *codes, const uint8_t *p, size_t stride, unsigned planes)
+{
+	__m128i zero = _mm_setzero_si128(), low, high, half[4];
+	unsigned k;
+
+	if (planes > 4)
+		return 0;
+	low = _mm_loadu_si128((const __m128i *)p);
+	high = planes > 1 ? _mm_loadu_si128((const __m128i *)(p + stride)) : zero;
+	half[0] = _mm_unpacklo_epi8(low, high);
+	half[1] = _mm_unpackhi_epi8(low, high);
+	low = planes > 2 ? _mm_loadu_si128((const __m128i *)(p + 2 * stride)) : zero;
+	high = planes > 3 ? _mm_loadu_si128((const __m128i *)(p + 3 * stride)) : zero;
+	half[2] = _mm_unpacklo_epi8(low, high);
+	half[3] = _mm_unpackhi_epi8(low, high);
+	for (k = 0; k < 2; k++) {
+		__m128i lo = _mm_unpacklo_epi16(half[k], half[k + 2]), hi = _mm_unpackhi_epi16(half[k], half[k + 2]);
+
+		_mm_storeu_si128((__m128i *)(codes + 8 * k), _mm_unpacklo_epi32(lo, zero));
+		_mm_storeu_si128((__m128i *)(codes + 8 * k + 2), _mm_unpackhi_epi32(lo, zero));
+		_mm_storeu_si128((__m128i *)(codes + 8 * k + 4), _mm_unpacklo_epi32(hi, zero));
+		_mm_storeu_si128((__m128i *)(codes + 8 * k + 6), _mm_unpackhi_epi32(hi, zero));
+	}
+	return 1;
+}
+#else
+static inline int planes_group(uint64_t *codes, const uint8_t *p, size_t stride, unsigned planes)
+{
+	return 0;
+}
+#endif
+
 /*
  * n codes from planes stride bytes apart (a lazy column's events pos..:
- * p + pos, its n events apart): groups of a fixed count, which the
- * compiler turns into vector code, then the rest one by one.
+ * p + pos, its n events apart): groups of a fixed count, in vector code
+ * of planes_group() or the compiler's, then the rest one by one.
  */
 static inline __attribute__((always_inline)) void
 planes_get(uint64_t *restrict codes, const uint8_t *restrict p, size_t stride, uint32_t n, unsigned planes)
 {
 	uint32_t i, j;
 
-	for (i = 0; i + PLANES_GROUP <= n; i += PLANES_GROUP)
+	for (i = 0; i + PLANES_GROUP <= n; i += PLANES_GROUP) {
+		if (planes_group(codes + i, p + i, stride, planes))
+			continue;
 		for (j = i; j < i + PLANES_GROUP; j++)
 			codes[j] = plane_code(p, stride, j, planes);
+	}
 	for (; i < n; i++)
 		codes[i] = plane_code(p, stride, i, planes);
 }
