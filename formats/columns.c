@@ -981,6 +981,15 @@ static int delta_chunked(const uint8_t *rec, size_t len, const struct column_def
 			 uint64_t *const *vals, uint16_t *const *keyidx, uint32_t keyn, uint32_t n,
 			 uint64_t *last, const char **err);
 
+/* A run of value val, n long: runs are mostly long ones, of a value that seldom changes. */
+static void run_fill(uint64_t *v, uint64_t val, uint32_t n)
+{
+	uint32_t i;
+
+	_Pragma("GCC unroll 8") for (i = 0; i < n; i++)
+		v[i] = val;
+}
+
 const char *column_decode(const uint8_t *rec, size_t len, const struct column_def *cols, unsigned c,
 			  uint64_t **vals, uint16_t **keyidx, uint32_t *keyn, uint32_t n,
 			  struct column_scratch *s, int dict_table)
@@ -1041,8 +1050,8 @@ const char *column_decode(const uint8_t *rec, size_t len, const struct column_de
 
 			if (!run || run > n - i)
 				return "run lengths do not add up";
-			while (run--)
-				v[i++] = val;
+			run_fill(v + i, val, run);
+			i += run;
 		}
 		return i == n ? NULL : "run lengths do not add up";
 	default:
