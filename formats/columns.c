@@ -27,6 +27,8 @@
 #define SPARSE_GROUP 16
 /* Varints are summed this many codes at a time, between tests whether they are too many. */
 #define VARINT_GROUP 256
+/* The decoding loops whose events take a few instructions each, which a loop's own would add much to. */
+#define UNROLL_SHORT _Pragma("GCC unroll 8")
 
 int buf_grow(struct buf *b, size_t more)
 {
@@ -852,8 +854,7 @@ dict_keyed(struct column_scratch *s, const uint64_t *dict, const uint16_t *k, ui
 	const char *err;
 
 	memset(keys, 0, keyn * sizeof(*keys));
-	/* unrolled further than most loops: the three arrays' pointers are moved on once every 8 events */
-	_Pragma("GCC unroll 8") for (i = 0; i < n; i++) {
+	UNROLL_SHORT for (i = 0; i < n; i++) {
 		uint32_t key = k[i], entry;
 		uint64_t code = code_in(in, i, from);
 
@@ -986,7 +987,7 @@ static void run_fill(uint64_t *v, uint64_t val, uint32_t n)
 {
 	uint32_t i;
 
-	_Pragma("GCC unroll 8") for (i = 0; i < n; i++)
+	UNROLL_SHORT for (i = 0; i < n; i++)
 		v[i] = val;
 }
 

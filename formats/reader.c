@@ -25,6 +25,8 @@
 #define HEADS_FIXED 3
 /* The loops that copy a chunk's fields: 16 stores and a compare at a time. */
 #define UNROLL_FIELDS _Pragma("GCC unroll 16")
+/* The checks of a block's values, a few instructions each, which a loop's own would add much to. */
+#define UNROLL_SHORT _Pragma("GCC unroll 8")
 /*
  * gcc (12) would vectorize the copies of 32-bit fields, 120 bytes apart,
  * into twice the instructions: a vector's values put out one by one.
@@ -890,15 +892,13 @@ static int lazy_add(struct ingero_reader *r, struct cursor *c, const struct fstr
 /*
  * The checks of a block's values: a branch per value would cost more than
  * folding them all into one answer, as the values nearly always pass.
- * Unrolled further than most loops, as each value takes only a few
- * instructions that the loop's own would add to.
  */
 static uint64_t greatest(const uint64_t *v, uint32_t n)
 {
 	uint64_t most = 0;
 	uint32_t i;
 
-	_Pragma("GCC unroll 8") for (i = 0; i < n; i++)
+	UNROLL_SHORT for (i = 0; i < n; i++)
 		most = v[i] > most ? v[i] : most;
 	return most;
 }
@@ -908,7 +908,7 @@ static int ascending(const uint64_t *v, uint32_t n)
 {
 	uint32_t falls = 0, i;
 
-	_Pragma("GCC unroll 8") for (i = 1; i < n; i++)
+	UNROLL_SHORT for (i = 1; i < n; i++)
 		falls += v[i] < v[i - 1];
 	return !falls;
 }
