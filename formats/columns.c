@@ -1198,7 +1198,7 @@ zeros_loop(struct delta_lazy *dl, const uint64_t *src, const uint16_t *k, size_t
 	uint64_t *last = dl->last, pred = dl->pred;
 	size_t pos = dl->pos, j;
 
-	UNROLL for (j = 0; j < m; j++) {
+	UNROLL_SHORT for (j = 0; j < m; j++) {
 		uint64_t v = zero ? 0 : same ? src[pos + j] : keyed ? last[k[pos + j]] : pred;
 
 		sink_put(out, j, v, sink);
