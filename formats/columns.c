@@ -821,22 +821,29 @@ static void key_grow(struct key_entries *l, uint32_t *pool, uint32_t *used)
 	*used += l->count ? 2 * l->count : 1;
 }
 
+/* Where a keyed dictionary's decoding stands: its pool, how much of it is taken, the next entry and the count. */
+struct key_pool {
+	uint32_t *pool;
+	uint32_t used, next, nd;
+};
+
 /*
  * A code of key l at or past its count: one equal to it takes the next
  * entry of the dictionary, which joins the key's run in the pool. NULL, or
- * what is wrong. Out of line, as it is seldom taken: inlined, its registers
- * would crowd the loop of dict_keyed().
+ * what is wrong. Out of line, as it is seldom taken, and with what it
+ * needs in one place: inlined, or with more arguments, its registers would
+ * crowd the loop of dict_keyed().
  */
 static __attribute__((noinline, cold)) const char *
-key_add(struct key_entries *l, uint64_t code, uint32_t *pool, uint32_t *used, uint32_t *next, uint32_t nd)
+key_add(struct key_entries *l, uint64_t code, struct key_pool *kp)
 {
 	if (code > l->count)
 		return "dictionary index out of range";
-	if (*next == nd)
+	if (kp->next == kp->nd)
 		return "dictionary does not match its indexes";
 	if (key_full(l))
-		key_grow(l, pool, used);
-	pool[l->at + l->count++] = (*next)++;
+		key_grow(l, kp->pool, &kp->used);
+	kp->pool[l->at + l->count++] = kp->next++;
 	return NULL;
 }
 
@@ -850,7 +857,9 @@ dict_keyed(struct column_scratch *s, const uint64_t *dict, const uint16_t *k, ui
 	   int from, uint32_t nd, uint32_t n, uint16_t *idx, uint64_t *v)
 {
 	struct key_entries *keys = s->keys;
-	uint32_t *pool = s->pool, i, next = 0, used = 0;
+	struct key_pool kp = { s->pool, 0, 0, nd };
+	const uint32_t *pool = s->pool;
+	uint32_t i;
 	const char *err;
 
 	memset(keys, 0, keyn * sizeof(*keys));
@@ -859,14 +868,14 @@ dict_keyed(struct column_scratch *s, const uint64_t *dict, const uint16_t *k, ui
 		uint64_t code = code_in(in, i, from);
 
 		/* one test for the common case, a value its key has had before */
-		if (code >= keys[key].count && (err = key_add(&keys[key], code, pool, &used, &next, nd)))
+		if (code >= keys[key].count && (err = key_add(&keys[key], code, &kp)))
 			return err;
 		entry = pool[keys[key].at + code];
 		idx[i] = entry;
 		if (v)
 			v[i] = dict[entry];
 	}
-	return next == nd ? NULL : "dictionary does not match its indexes";
+	return kp.next == nd ? NULL : "dictionary does not match its indexes";
 }
 
 /* A dictionary's codes, from in, to entries and, unless v is NULL, values: its loops with all that known. */
