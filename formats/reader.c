@@ -23,6 +23,9 @@
 #define NO_LIMIT UINT32_MAX
 /* The heads that least3() compares, the call, switch and wakeup streams': see struct ingero_reader. */
 #define HEADS_FIXED 3
+/* The heads least() looks at, past any number of active streams. */
+#define HEADS 8
+_Static_assert(INGERO_NR_STREAMS <= HEADS, "every stream has a head");
 /* The loops that copy a chunk's fields: 16 stores and a compare at a time. */
 #define UNROLL_FIELDS _Pragma("GCC unroll 16")
 /* The checks of a block's values, a few instructions each, which a loop's own would add much to. */
@@ -141,11 +144,11 @@ struct ingero_reader {
 	 * numbers, and the key of each one's next event: the next event of all
 	 * is the least key's, found without a branch that the mix of the
 	 * streams would make mispredicted. Past the last active stream the
-	 * heads up to HEADS_FIXED are UINT64_MAX, so that two or three streams
-	 * share a search of three.
+	 * heads are UINT64_MAX, so that two or three streams share a search of
+	 * three, and five or more one of all the heads.
 	 */
 	struct cursor *active[INGERO_NR_STREAMS];
-	uint64_t head[INGERO_NR_STREAMS];
+	uint64_t head[HEADS];
 	unsigned nactive;
 	int ordered;
 	uint32_t mask, limit, scan_limit;
@@ -1196,7 +1199,7 @@ static __attribute__((noinline)) unsigned active_build(struct ingero_reader *r)
 		r->active[r->nactive] = c;
 		r->head[r->nactive++] = c->keys[c->i];
 	}
-	for (s = r->nactive; s < HEADS_FIXED; s++)
+	for (s = r->nactive; s < HEADS; s++)
 		r->head[s] = UINT64_MAX;
 	r->ordered = 1;
 	return r->nactive;
@@ -1240,20 +1243,26 @@ static __attribute__((noinline)) int next_first(struct ingero_reader *r, const s
 	return ingero_reader_next(r, ev);
 }
 
-/* Which of the n heads has the least key, ties going to the lower stream, as the writer's order does. */
-static inline __attribute__((always_inline)) unsigned least(const uint64_t *head, unsigned n)
+/* Of heads i and j (i < j), the one with the lesser key, a tie going to i; with a mask, as in least3(). */
+static inline __attribute__((always_inline)) size_t lesser(const uint64_t *head, size_t i, size_t j)
 {
-	unsigned j, best = 0;
-	uint64_t k;
+	return i ^ ((i ^ j) & -(size_t)(head[j] < head[i]));
+}
 
-	/* with masks, not a choice the compiler could make a branch of: the mix of the streams would mispredict it */
-	for (k = head[0], j = 1; j < n; j++) {
-		unsigned less = -(unsigned)(head[j] < k);
+/*
+ * Which of the four heads from i has the least key, ties going to the lower
+ * stream, as the writer's order does: a tournament of pairs, whose every
+ * round keeps the lower of two equal keys.
+ */
+static inline __attribute__((always_inline)) size_t least4(const uint64_t *head, size_t i)
+{
+	return lesser(head, lesser(head, i, i + 1), lesser(head, i + 2, i + 3));
+}
 
-		best = (best & ~less) | (j & less);
-		k = less ? head[j] : k;
-	}
-	return best;
+/* The same of all HEADS heads: those past the active streams are UINT64_MAX, and lose. */
+static inline __attribute__((always_inline)) size_t least(const uint64_t *head)
+{
+	return lesser(head, least4(head, 0), least4(head, 4));
 }
 
 /*
@@ -1271,11 +1280,12 @@ static inline __attribute__((always_inline)) size_t least3(const uint64_t *head)
 
 /*
  * The common case calls nothing, so that it saves no registers: the rest
- * is left to tail calls. The usual counts of streams, the call, switch and
- * wakeup streams or fewer, get the least key without a loop, and two or
- * three streams with one compare of their count, laid out as the straight
- * path. The stream's index is as wide as an address, so that it indexes
- * the heads and the cursors without being widened first.
+ * is left to tail calls. The least key is found without a loop: two or
+ * three streams (the call, switch and wakeup streams, or fewer) with one
+ * compare of their count, laid out as the straight path, and four (a
+ * recorded trace's task stream besides) with the next. The stream's index
+ * is as wide as an address, so that it indexes the heads and the cursors
+ * without being widened first.
  */
 int ingero_reader_next(struct ingero_reader *r, const struct ingero_event **ev)
 {
@@ -1284,12 +1294,14 @@ int ingero_reader_next(struct ingero_reader *r, const struct ingero_event **ev)
 
 	if (__builtin_expect(r->nactive - 2 <= HEADS_FIXED - 2, 1))
 		best = least3(r->head);
+	else if (r->nactive == 4)
+		best = least4(r->head, 0);
 	else if (r->nactive == 1)
 		best = 0;
 	else if (!r->nactive)
 		return next_first(r, ev);
 	else
-		best = least(r->head, r->nactive);
+		best = least(r->head);
 	c = r->active[best];
 	if (c->i >= c->fast_end)
 		return next_slow(r, best, ev);
