@@ -30,15 +30,6 @@ _Static_assert(INGERO_NR_STREAMS <= HEADS, "every stream has a head");
 #define UNROLL_FIELDS _Pragma("GCC unroll 16")
 /* The checks of a block's values, a few instructions each, which a loop's own would add much to. */
 #define UNROLL_SHORT _Pragma("GCC unroll 8")
-/*
- * gcc (12) would vectorize the copies of 32-bit fields, 120 bytes apart,
- * into twice the instructions: a vector's values put out one by one.
- */
-#if defined(__clang__)
-#define NO_VECTORS
-#else
-#define NO_VECTORS __attribute__((optimize("no-tree-vectorize")))
-#endif
 
 struct fcol {
 	struct column_def d;	/* as the file describes it */
@@ -1086,7 +1077,7 @@ fields_fill(const struct ingero_reader *r, const struct cursor *c, struct ingero
 }
 
 /* Assembles the block's events from c->i on into the chunk. */
-static __attribute__((noinline)) NO_VECTORS void chunk_fill(const struct ingero_reader *r, struct cursor *c)
+static __attribute__((noinline)) void chunk_fill(const struct ingero_reader *r, struct cursor *c)
 {
 	uint32_t at = c->i, m = c->n - at < EVENT_CHUNK ? c->n - at : EVENT_CHUNK, k;
 	unsigned l;
