@@ -516,6 +516,15 @@ static void missed_switch_in(struct ingero_analysis *a, struct thread *t, uint64
 	thread_enter(a, t, ts, INGERO_SPLIT_ONCPU, cpu, 0);
 }
 
+/* CPU c runs thread t (NULL: the idle task, or a task not seen) of tid from ts on. */
+static inline void cpu_runs(struct cpu_state *c, struct thread *t, int32_t tid, uint64_t ts)
+{
+	c->cur = t;
+	c->switches++;
+	c->hist[c->switches % CPU_HISTORY].start = ts;
+	c->hist[c->switches % CPU_HISTORY].tid = tid;
+}
+
 static int on_switch(struct ingero_analysis *a, const struct ingero_event *ev)
 {
 	const struct ingero_switch *sw = &ev->sw;
@@ -562,10 +571,7 @@ static int on_switch(struct ingero_analysis *a, const struct ingero_event *ev)
 		t->last_cpu = (int32_t)cpu;
 		thread_enter(a, t, ts, INGERO_SPLIT_ONCPU, cpu, 0);
 	}
-	c->cur = t;
-	c->switches++;
-	c->hist[c->switches % CPU_HISTORY].start = ts;
-	c->hist[c->switches % CPU_HISTORY].tid = next_tid;
+	cpu_runs(c, t, next_tid, ts);
 	return 0;
 }
 
@@ -595,10 +601,7 @@ static int waker_seen(struct ingero_analysis *a, const struct ingero_event *ev)
 	if (!(c = cpu_get(a, ev->wakeup.cpu)))
 		return -1;
 	missed_switch_in(a, w, ev->ts, ev->wakeup.cpu);
-	c->cur = w;
-	c->switches++;
-	c->hist[c->switches % CPU_HISTORY].start = ev->ts;
-	c->hist[c->switches % CPU_HISTORY].tid = w->tid;
+	cpu_runs(c, w, w->tid, ev->ts);
 	return 0;
 }
 
