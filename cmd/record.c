@@ -533,7 +533,7 @@ static void summary(struct ingero_recorder *r, uint64_t bytes, const char *outpu
 		(unsigned long long)st.events, (unsigned long long)st.calls,
 		(unsigned long long)st.open_calls, output, (unsigned long long)bytes,
 		st.events ? (double)bytes / st.events : 0.0, (unsigned long long)st.lost);
-	for (cpu = 0, sep = " ("; st.lost && cpu < ncpus && cpu < 256; cpu++)
+	for (cpu = 0, sep = " ("; st.lost && cpu < ncpus && cpu < INGERO_STATS_CPUS; cpu++)
 		if (st.lost_per_cpu[cpu]) {
 			fprintf(stderr, "%scpu%d %llu", sep, cpu, (unsigned long long)st.lost_per_cpu[cpu]);
 			sep = ", ";
@@ -541,7 +541,6 @@ static void summary(struct ingero_recorder *r, uint64_t bytes, const char *outpu
 	fprintf(stderr, "%s\n", st.lost ? ")" : "");
 }
 
-/* Said even with -q: what makes the trace less than the user asked for. */
 /* Switches into the idle task on a CPU before one out of it is missed: few enough for a short run. */
 #define IDLE_SWITCHES_SEEN 16
 
@@ -556,8 +555,9 @@ static void silent_idle_cpus(const struct ingero_record_stats *st, int ncpus, ch
 	int cpu, first = -1;
 
 	buf[0] = 0;
-	for (cpu = 0; cpu <= ncpus && cpu <= 256; cpu++) {
-		int silent = cpu < ncpus && cpu < 256 && st->to_idle[cpu] >= IDLE_SWITCHES_SEEN && !st->from_idle[cpu];
+	for (cpu = 0; cpu <= ncpus && cpu <= INGERO_STATS_CPUS; cpu++) {
+		int silent = cpu < ncpus && cpu < INGERO_STATS_CPUS && st->to_idle[cpu] >= IDLE_SWITCHES_SEEN &&
+			     !st->from_idle[cpu];
 
 		if (silent && first < 0)
 			first = cpu;
@@ -569,6 +569,7 @@ static void silent_idle_cpus(const struct ingero_record_stats *st, int ncpus, ch
 	}
 }
 
+/* Said even with -q: what makes the trace less than the user asked for. */
 static void warn_incomplete(struct ingero_recorder *r, int ncpus)
 {
 	struct ingero_record_stats st;

@@ -1171,7 +1171,7 @@ static void on_switch(struct ingero_recorder *r, const struct handler *h, const 
 	ev.sw.prev_state = normalise_state(r, read_field(data, &h->f[SW_PREV_STATE]));
 	ev.sw.prev_comm = field_str(data, &h->f[SW_PREV_COMM]);
 	ev.sw.next_comm = field_str(data, &h->f[SW_NEXT_COMM]);
-	if ((unsigned)cpu < 256) {
+	if ((unsigned)cpu < INGERO_STATS_CPUS) {
 		r->st.to_idle[cpu] += !ev.sw.next_tid;
 		r->st.from_idle[cpu] += !ev.sw.prev_tid;
 	}
@@ -1287,7 +1287,7 @@ static void note_lost(struct ingero_recorder *r, int cpu, uint64_t from, uint64_
 	size_t i;
 
 	r->st.lost += count;
-	if (cpu < 256)
+	if (cpu < INGERO_STATS_CPUS)
 		r->st.lost_per_cpu[cpu] += count;
 	if (!(p = room_for_one(r->lost, r->nlost, &r->lost_cap, sizeof(*p)))) {
 		error("out of memory for a stretch of %llu lost events", (unsigned long long)count);

@@ -16,13 +16,16 @@ struct ingero_session;
 struct ingero_writer;
 struct ingero_recorder;
 
+/* The CPUs whose counts the statistics keep apart. */
+#define INGERO_STATS_CPUS 256
+
 struct ingero_record_stats {
 	uint64_t events;		/* handed to the trace's writer */
 	uint64_t calls, open_calls;
 	uint64_t lost;			/* events the kernel dropped or overwrote */
-	uint64_t lost_per_cpu[256];
+	uint64_t lost_per_cpu[INGERO_STATS_CPUS];
 	uint64_t unpaired;		/* a return without its entry, or an entry whose return was lost */
-	uint64_t to_idle[256], from_idle[256];	/* switches into and out of the idle task, per CPU */
+	uint64_t to_idle[INGERO_STATS_CPUS], from_idle[INGERO_STATS_CPUS];	/* switches into and out of the idle task */
 	uint64_t libs;
 };
 
