@@ -352,14 +352,14 @@ static void text_interference(const struct out *o)
 		fprintf(o->f, "none\n");
 		return;
 	}
-	fprintf(o->f, "%-16s %8s %-10s %9s %9s %7s %6s %9s  %s\n", "comm", "pid", "CPUs", "taken", "in calls",
-		"preempt", "delays", "longest", "APIs hit");
+	fprintf(o->f, "%-16s %8s %8s %-10s %9s %9s %7s %6s %9s  %s\n", "comm", "pid", "tid", "CPUs", "taken",
+		"in calls", "preempt", "delays", "longest", "APIs hit");
 	for (i = 0; i < shown(o, r->ninterferers); i++) {
 		const struct ingero_analysis_interferer *f = &r->interferers[i];
 
 		put_text(o, f->task.comm, 16);
-		fprintf(o->f, " %8u %-10s %9s %9s %7" PRIu64 " %6" PRIu64 " %9s  ", f->task.pid, CPUS(f->cpus),
-			NS(f->ns), NS(f->in_calls_ns), f->preemptions, f->delays, NS(f->longest_ns));
+		fprintf(o->f, " %8u %8d %-10s %9s %9s %7" PRIu64 " %6" PRIu64 " %9s  ", f->task.pid, f->task.tid,
+			CPUS(f->cpus), NS(f->ns), NS(f->in_calls_ns), f->preemptions, f->delays, NS(f->longest_ns));
 		for (k = 0; k < f->napis; k++) {
 			fprintf(o->f, "%s", k ? ", " : "");
 			put_text(o, api_name(o, f->apis[k].api), 0);

@@ -228,8 +228,8 @@ test_expect_success 'the columns of the tables count the characters printed, not
 	cat >expect <<-\EOF &&
 	API                             calls   err     total  share       avg       p50       p90       p99       max p99/p50  oncpu preemp  block   wait
 	cudaSync\x1b[5m\xff                10     0   1.05 ms   2.2%    105 us    100 us    100 us    150 us    150 us    1.5x  11.4%   0.0%  85.7%   2.9%
-	comm                  pid CPUs           taken  in calls preempt delays   longest  APIs hit
-	evil\x1b[2J           612 0            6.00 ms   6.00 ms       5      0   1.20 ms  cudaFree 6.00 ms
+	comm                  pid      tid CPUs           taken  in calls preempt delays   longest  APIs hit
+	evil\x1b[2J           612      612 0            6.00 ms   6.00 ms       5      0   1.20 ms  cudaFree 6.00 ms
 	     tid comm                   run     vol   invol avg delay max delay at                 migr    calls  in calls
 	    1001 tr\x0aainer        51.5 ms      10       5    402 us   1.20 ms +0.003601 s           0      137   47.2 ms
 	    1002 ünïcode             110 us      11       0      0 ns      0 ns -                     0        0      0 ns
