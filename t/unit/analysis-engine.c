@@ -518,6 +518,41 @@ static void test_repair(void)
 }
 
 /*
+ * Calls that return in the ns of their thread's switch-in sort before it,
+ * and wait for it while there is room to hold them: 101, woken at 4 us,
+ * comes on at 5 us and makes n calls of no time there.
+ */
+static const struct ingero_analysis_result *calls_at_switch_in(uint32_t n)
+{
+	uint32_t i;
+
+	sw(500, 0, 0, 0, 101);
+	sw(1000, 0, 101, INGERO_STATE_SLEEPING, 0);
+	wake(4000, 1, 400, 101, 0);
+	for (i = 0; i < n; i++)
+		call(LAUNCH, 101, 5000, 5000, 0, 0, 0, 0, 0);
+	sw(5000, 0, 0, 0, 101);
+	return run();
+}
+
+/* Up to HELD_CALLS (8) such calls wait; one more has those held taken in first, as if the switch-in were lost. */
+static void test_held_calls(void)
+{
+	const struct ingero_analysis_result *r = calls_at_switch_in(8);
+	const struct ingero_analysis_thread *t = thread_of(r, 101);
+
+	is_u64(row(r, LAUNCH, 0)->calls, 8, "8 calls at the switch-in: all counted");
+	is_u64(r->repaired, 0, "all held for the switch-in, none repaired");
+	is_u64(t ? t->delay_ns : 0, 1000, "101 waited from its wakeup to the switch-in");
+	r = calls_at_switch_in(9);
+	t = thread_of(r, 101);
+	is_u64(row(r, LAUNCH, 0)->calls, 9, "9 calls at the switch-in: all counted");
+	is_u64(r->repaired, 1, "the held ones taken in before the switch-in, which counts as missing");
+	is_u64(t ? t->delay_ns : 1, 0, "no wait is claimed for the time made unknown");
+	is_u64(row(r, LAUNCH, 0)->split_ns[INGERO_SPLIT_ONCPU], 0, "the calls took no time");
+}
+
+/*
  * A kernel that reports no switch out of the idle task on CPU 1: thread 101,
  * woken there at 2 us, is seen running only when it wakes 102 at 3 us, and,
  * woken there again at 7 us, only when it is switched out at 9 us. When it
@@ -692,6 +727,7 @@ int main(void)
 	test_filters();
 	test_repair();
 	test_missed_switch_in();
+	test_held_calls();
 	test_follow();
 	test_follow_late_switch();
 	test_follow_reused_pid();
