@@ -19,16 +19,21 @@
 #include <unistd.h>
 #include "../../lib/trace.h"
 
+/* The runtime calls that more than one of the traces below declare. */
+#define CUDA_MALLOC { "cudaMalloc", "cudart", "alloc", "cudaError_t", INGERO_ROLE_ALLOC, 2, \
+		      { { "void **", "devPtr", INGERO_ARG_OUT_DEVPTR }, { "size_t", "size", INGERO_ARG_SIZE } } }
+#define CUDA_FREE { "cudaFree", "cudart", "alloc", "cudaError_t", INGERO_ROLE_FREE, 1, \
+		    { { "void *", "devPtr", INGERO_ARG_DEVPTR } } }
+#define CUDA_MEMCPY { "cudaMemcpy", "cudart", "copy", "cudaError_t", INGERO_ROLE_COPY, 3, \
+		      { { "void *", "dst", INGERO_ARG_PTR }, { "const void *", "src", INGERO_ARG_PTR }, \
+			{ "size_t", "count", INGERO_ARG_SIZE } } }
+
 static const struct ingero_api apis[] = {
-	{ "cudaMalloc", "cudart", "alloc", "cudaError_t", INGERO_ROLE_ALLOC, 2,
-	  { { "void **", "devPtr", INGERO_ARG_OUT_DEVPTR }, { "size_t", "size", INGERO_ARG_SIZE } } },
-	{ "cudaFree", "cudart", "alloc", "cudaError_t", INGERO_ROLE_FREE, 1,
-	  { { "void *", "devPtr", INGERO_ARG_DEVPTR } } },
+	CUDA_MALLOC,
+	CUDA_FREE,
 	{ "cudaLaunchKernel", "cudart", "launch", "cudaError_t", INGERO_ROLE_LAUNCH, 2,
 	  { { "const void *", "func", INGERO_ARG_HANDLE }, { "cudaStream_t", "stream", INGERO_ARG_STREAM } } },
-	{ "cudaMemcpy", "cudart", "copy", "cudaError_t", INGERO_ROLE_COPY, 3,
-	  { { "void *", "dst", INGERO_ARG_PTR }, { "const void *", "src", INGERO_ARG_PTR },
-	    { "size_t", "count", INGERO_ARG_SIZE } } },
+	CUDA_MEMCPY,
 	{ "cuLaunchKernel", "cuda", "launch", "CUresult", INGERO_ROLE_LAUNCH, 1,
 	  { { "CUfunction", "f", INGERO_ARG_HANDLE } } },
 };
@@ -63,8 +68,7 @@ static void add(struct ingero_writer *w, const struct ingero_event *e)
 #define CUT_COMM "trainer-\xe6\x97\xa5\xe6\x9c\xac\xe8"
 
 static const struct ingero_api odd_apis[] = {
-	{ "cudaMalloc", "cudart", "alloc", "cudaError_t", INGERO_ROLE_ALLOC, 2,
-	  { { "void **", "devPtr", INGERO_ARG_OUT_DEVPTR }, { "size_t", "size", INGERO_ARG_SIZE } } },
+	CUDA_MALLOC,
 	{ "cuda" ODD, "cudart" HIDE, "odd", "cudaError_t", 0, 1, { { "int", "n " ODD, INGERO_ARG_INT } } },
 };
 
@@ -138,15 +142,11 @@ static void write_odd(struct ingero_writer *w)
  * A call's id is its line's order among the calls unless given; pid is 1000.
  */
 static const struct ingero_api text_apis[] = {
-	{ "cudaMalloc", "cudart", "alloc", "cudaError_t", INGERO_ROLE_ALLOC, 2,
-	  { { "void **", "devPtr", INGERO_ARG_OUT_DEVPTR }, { "size_t", "size", INGERO_ARG_SIZE } } },
-	{ "cudaFree", "cudart", "alloc", "cudaError_t", INGERO_ROLE_FREE, 1,
-	  { { "void *", "devPtr", INGERO_ARG_DEVPTR } } },
+	CUDA_MALLOC,
+	CUDA_FREE,
 	{ "cudaStreamSynchronize", "cudart", "sync", "cudaError_t", INGERO_ROLE_SYNC, 1,
 	  { { "cudaStream_t", "stream", INGERO_ARG_STREAM } } },
-	{ "cudaMemcpy", "cudart", "copy", "cudaError_t", INGERO_ROLE_COPY, 3,
-	  { { "void *", "dst", INGERO_ARG_PTR }, { "const void *", "src", INGERO_ARG_PTR },
-	    { "size_t", "count", INGERO_ARG_SIZE } } },
+	CUDA_MEMCPY,
 	{ "cudaLaunchKernel", "cudart", "launch", "cudaError_t", INGERO_ROLE_LAUNCH, 2,
 	  { { "const void *", "func", INGERO_ARG_HANDLE }, { "cudaStream_t", "stream", INGERO_ARG_STREAM } },
 	  INGERO_API_ENTRY_ONLY },
