@@ -180,7 +180,9 @@ static enum ingero_cause find_cause(const struct ingero_analysis *a, uint32_t ap
 	by_cause[INGERO_CAUSE_DELAYED] = extra[INGERO_SPLIT_WAIT];
 	by_cause[waits_for_gpu ? INGERO_CAUSE_GPU_WAIT : INGERO_CAUSE_BLOCKED] =
 		extra[INGERO_SPLIT_BLOCKED];
-	by_cause[INGERO_CAUSE_ONCPU] = extra[INGERO_SPLIT_ONCPU];
+	/* a synchronisation on the CPU spins until the GPU is done: its own work is that wait */
+	by_cause[role == INGERO_ROLE_SYNC ? INGERO_CAUSE_GPU_WAIT : INGERO_CAUSE_ONCPU] +=
+		extra[INGERO_SPLIT_ONCPU];
 	by_cause[INGERO_CAUSE_UNKNOWN] = extra[INGERO_SPLIT_UNKNOWN];
 	/* Preempted and delayed are one kind of interference: together they decide against the rest. */
 	for (i = 0; i < INGERO_NR_CAUSES; i++) {
@@ -317,14 +319,44 @@ static int also_interfered(const struct ingero_analysis_chain *ch)
 	       100 * taken >= ALSO_TAKEN_PCT * slow_total(ch);
 }
 
+/*
+ * How calls waited for the GPU, in percent of their time: blocked, and for
+ * a synchronisation on the CPU too, where it spins when it does not block.
+ */
+static void gpu_wait_how(char *how, size_t len, int blocked, int spinning)
+{
+	if (!spinning)
+		snprintf(how, len, "blocked %d%%", blocked);
+	else if (!blocked)
+		snprintf(how, len, "spinning on the CPU %d%%", spinning);
+	else
+		snprintf(how, len, "blocked %d%% and on the CPU %d%%", blocked, spinning);
+}
+
+/* "[lead]5 of [whole] were preempted on CPU 0 by hog (pid 728), 3.42 ms each": what culprit c took. */
+static int taken_clause(char *s, size_t len, const char *lead, const char *whole,
+			const struct ingero_analysis_culprit *c, enum ingero_cause cause, int cpu)
+{
+	char each[32];
+	int one = c->slow_calls == 1;
+
+	ingero_analysis_fmt_ns(each, sizeof(each), c->slow_ns / c->slow_calls);
+	return snprintf(s, len, "%s%llu of %s %s %s on CPU %d by %s (pid %u%s), %s each", lead,
+			(unsigned long long)c->slow_calls, whole, one ? "was" : "were",
+			cause == INGERO_CAUSE_PREEMPTED ? "preempted" : one ? "kept off the CPU after its wakeup" :
+			"kept off the CPU after their wakeup", cpu, c->task.comm, c->task.pid,
+			c->task.traced ? ", a traced thread" : "", each);
+}
+
 static void chain_summary(struct ingero_analysis *a, struct ingero_analysis_chain *ch)
 {
 	const char *name = a->opts.apis[ch->api].name;
-	char p99[32], p50[32], from[32], each[32], slow[64], all[64], *s = ch->summary;
+	char p99[32], p50[32], from[32], slow[64], all[64], how[64], *s = ch->summary;
 	size_t len = sizeof(ch->summary);
 	const struct ingero_analysis_culprit *c = &ch->culprits[0];
 	uint64_t total = slow_total(ch);
 	int n, also = also_interfered(ch);
+	const char *their = ch->slow_calls == 1 ? "its" : "their";
 
 	ingero_analysis_fmt_ns(p99, sizeof(p99), ch->p99_ns);
 	ingero_analysis_fmt_ns(p50, sizeof(p50), ch->p50_ns);
@@ -345,32 +377,32 @@ static void chain_summary(struct ingero_analysis *a, struct ingero_analysis_chai
 	case INGERO_CAUSE_PREEMPTED:
 	case INGERO_CAUSE_DELAYED:
 		if (!ch->nculprits || !c->slow_calls) {
-			n = snprintf(s, len, "%s were runnable %d%% of their time, while no task was seen on their CPU",
-				     slow, PCT(INGERO_SPLIT_PREEMPTED) + PCT(INGERO_SPLIT_WAIT));
+			n = snprintf(s, len, "%s %s runnable %d%% of %s time, while no task was seen on %s CPU",
+				     slow, ch->slow_calls == 1 ? "was" : "were",
+				     PCT(INGERO_SPLIT_PREEMPTED) + PCT(INGERO_SPLIT_WAIT), their, their);
 			break;
 		}
-		ingero_analysis_fmt_ns(each, sizeof(each), c->slow_ns / c->slow_calls);
 		/* "5 of the 48 calls >= 1.6 ms were", or over all of them "100 of all 100 calls were". */
 		snprintf(all, sizeof(all), "all %llu call%s", (unsigned long long)ch->slow_calls,
 			 ch->slow_calls == 1 ? "" : "s");
-		n = snprintf(s, len, "%llu of %s %s %s on CPU %d by %s (pid %u%s), %s each",
-			     (unsigned long long)c->slow_calls, ch->scope == INGERO_SCOPE_ALL ? all : slow,
-			     c->slow_calls == 1 ? "was" : "were",
-			     ch->cause == INGERO_CAUSE_PREEMPTED ? "preempted" : "kept off the CPU after their wakeup",
-			     ch->cpu, c->task.comm, c->task.pid, c->task.traced ? ", a traced thread" : "", each);
+		n = taken_clause(s, len, "", ch->scope == INGERO_SCOPE_ALL ? all : slow, c, ch->cause, ch->cpu);
 		break;
 	case INGERO_CAUSE_GPU_WAIT:
-	case INGERO_CAUSE_BLOCKED:
-		n = snprintf(s, len, "%s %s %d%% of their time", slow,
-			     ch->cause == INGERO_CAUSE_GPU_WAIT ? "waited for the GPU, blocked" : "slept",
-			     PCT(INGERO_SPLIT_BLOCKED));
+		gpu_wait_how(how, sizeof(how), PCT(INGERO_SPLIT_BLOCKED),
+			     a->opts.apis[ch->api].role == INGERO_ROLE_SYNC ? PCT(INGERO_SPLIT_ONCPU) : 0);
+		n = snprintf(s, len, "%s waited for the GPU, %s of %s time", slow, how, their);
 		if (n > 0 && (size_t)n < len && ch->waker.tid)
 			n += snprintf(s + n, len - n, ", woken by %s (pid %u)", ch->waker.comm, ch->waker.pid);
-		if (n > 0 && (size_t)n < len && ch->cause == INGERO_CAUSE_GPU_WAIT && !also)
+		if (n > 0 && (size_t)n < len && !also)
 			n += snprintf(s + n, len - n, "; waiting, not interference");
 		break;
+	case INGERO_CAUSE_BLOCKED:
+		n = snprintf(s, len, "%s slept %d%% of %s time", slow, PCT(INGERO_SPLIT_BLOCKED), their);
+		if (n > 0 && (size_t)n < len && ch->waker.tid)
+			n += snprintf(s + n, len - n, ", woken by %s (pid %u)", ch->waker.comm, ch->waker.pid);
+		break;
 	case INGERO_CAUSE_ONCPU:
-		n = snprintf(s, len, "%s ran on CPU %d%% of their time%s", slow, PCT(INGERO_SPLIT_ONCPU),
+		n = snprintf(s, len, "%s ran on CPU %d%% of %s time%s", slow, PCT(INGERO_SPLIT_ONCPU), their,
 			     also ? "" : ": the call's own work, not interference");
 		break;
 	default:
@@ -379,14 +411,8 @@ static void chain_summary(struct ingero_analysis *a, struct ingero_analysis_chai
 			     (unsigned long long)ch->slow_calls, from);
 		break;
 	}
-	if (n > 0 && (size_t)n < len && also) {
-		ingero_analysis_fmt_ns(each, sizeof(each), c->slow_ns / c->slow_calls);
-		n += snprintf(s + n, len - n, "; and %llu of them %s %s on CPU %d by %s (pid %u%s), %s each",
-			      (unsigned long long)c->slow_calls, c->slow_calls == 1 ? "was" : "were",
-			      runnable_cause(ch) == INGERO_CAUSE_PREEMPTED ? "preempted" :
-			      "kept off the CPU after their wakeup", ch->cpu, c->task.comm, c->task.pid,
-			      c->task.traced ? ", a traced thread" : "", each);
-	}
+	if (n > 0 && (size_t)n < len && also)
+		n += taken_clause(s + n, len - n, "; and ", "them", c, runnable_cause(ch), ch->cpu);
 #undef PCT
 	if (n > 0 && (size_t)n < len && ch->slow_lossy)
 		snprintf(s + n, len - n, " [%llu of them on lossy stretches]", (unsigned long long)ch->slow_lossy);

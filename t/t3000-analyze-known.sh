@@ -217,7 +217,7 @@ test_expect_success 'the text report escapes the strings of the trace as dump do
 	cudaSync\x1b[5m\xff slept 86% of its time, woken mostly by ünïcode (pid 1000, tid 1002, traced): 900 us of it
 	1. [high] cudaFree p99 = 1.60 ms (4.0x p50 400 us): 5 of the 5 calls >= 426 us were preempted on CPU 0 by evil\x1b[2J (pid 612), 1.20 ms each
 	   culprit evil\x1b[2J (pid 612, tid 612): took 6.00 ms from these calls, 6.00 ms in 5 slow ones, CPUs 0
-	2. [info] cudaSync\x1b[5m\xff p99 = 150 us (1.5x p50 100 us): the 1 call >= 106 us waited for the GPU, blocked 90% of their time, woken by ünïcode (pid 1000); waiting, not interference
+	2. [info] cudaSync\x1b[5m\xff p99 = 150 us (1.5x p50 100 us): the 1 call >= 106 us waited for the GPU, blocked 90% and on the CPU 8% of its time, woken by ünïcode (pid 1000); waiting, not interference
 	cudaSync\x1b[5m\xff
 	EOF
 	grep -Fx -f expect hostile.txt >actual &&

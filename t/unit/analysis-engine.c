@@ -361,7 +361,7 @@ static void test_sync_sleep(void)
 	is_u64(r->interferers[0].delays, 1, "one delayed wakeup");
 	is_u64(r->interferers[0].preemptions, 0, "no preemption");
 	/* 200 of the 950 us were the wakeup's delay: the verdict names it rather than clearing the neighbour */
-	ok(strstr(c->summary, "woken by gpu (pid 400); and 1 of them was kept off the CPU after their wakeup "
+	ok(strstr(c->summary, "woken by gpu (pid 400); and 1 of them was kept off the CPU after its wakeup "
 		  "on CPU 0 by journald (pid 300), 200 us each") != NULL, "verdict: %s", c->summary);
 	ok(!strstr(c->summary, "not interference"), "not cleared as no interference");
 	ok(strstr(c->remedy, "waited for a busy CPU") != NULL, "remedy: %s", c->remedy);
@@ -387,6 +387,35 @@ static void test_sync_sleep(void)
 	is_u64(c && c->nculprits ? c->culprits[0].ns : 0, 5000, "journald took 5 us of them");
 	ok(c && strstr(c->summary, "woken by gpu (pid 400); waiting, not interference") != NULL,
 	   "an idle CPU's delay names no neighbour: %s", c ? c->summary : "none");
+}
+
+/* Ten calls of api on a CPU of their own, 100 us each but the last, 1 ms. */
+static const struct ingero_analysis_chain *ten_on_cpu(uint32_t api)
+{
+	const struct ingero_analysis_result *r;
+	uint64_t t0 = 2000000;
+	int i;
+
+	sw(t0 - 1000, 0, 0, 0, 101);
+	for (i = 0; i < 10; i++)
+		call(api, 101, t0 + i * 2000000, t0 + i * 2000000 + (i == 9 ? 1000000 : 100000), 0, 0, 0, 0, 0);
+	r = run();
+	return r->nchains ? &r->chains[0] : NULL;
+}
+
+/* A sync that spins until the GPU is done waits for it on the CPU; a launch as slow does its own work. */
+static void test_sync_spin(void)
+{
+	const struct ingero_analysis_chain *c = ten_on_cpu(SYNC);
+
+	ok(c && c->cause == INGERO_CAUSE_GPU_WAIT, "the spinning sync waited for the GPU");
+	is_u64(c ? c->severity : 0, INGERO_SEVERITY_INFO, "nothing to fix on the CPU");
+	ok(c && strstr(c->summary, "the 1 call >= 106 us waited for the GPU, spinning on the CPU 100% of its time; "
+		       "waiting, not interference") != NULL, "verdict: %s", c ? c->summary : "none");
+	c = ten_on_cpu(LAUNCH);
+	ok(c && c->cause == INGERO_CAUSE_ONCPU, "the slow launch did its own work");
+	ok(c && strstr(c->summary, "ran on CPU 100% of its time: the call's own work") != NULL,
+	   "verdict: %s", c ? c->summary : "none");
 }
 
 /* Two tasks share the CPU while the thread is runnable: each is blamed for its overlap only. */
@@ -721,6 +750,7 @@ int main(void)
 	test_between_calls();
 	test_forked_run_time();
 	test_sync_sleep();
+	test_sync_spin();
 	test_weighting();
 	test_memory();
 	test_lost_and_open();
