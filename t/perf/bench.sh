@@ -6,12 +6,13 @@
 set -u
 export LC_ALL=C
 
-quick=0 out= bin= ingero= rounds=
-usage="usage: bench.sh [--quick] [--rounds N] --out DIR --bin DIR --ingero PATH"
+quick=0 out= bin= ingero= rounds= figures=1,2,3,4,5,6,7
+usage="usage: bench.sh [--quick] [--rounds N] [--figures N,...] --out DIR --bin DIR --ingero PATH"
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) quick=1 ;;
 	--rounds) rounds=$2; shift ;;
+	--figures) figures=$2; shift ;;
 	--out) out=$2; shift ;;
 	--bin) bin=$2; shift ;;
 	--ingero) ingero=$2; shift ;;
@@ -20,6 +21,8 @@ while [ $# -gt 0 ]; do
 	shift
 done
 [ -n "$out" ] && [ -n "$bin" ] && [ -n "$ingero" ] || { echo "$usage" >&2; exit 129; }
+case $figures in *[!1-7,]*|"") echo "bench: --figures takes numbers 1 to 7, comma-separated" >&2; exit 129 ;; esac
+case ,$figures, in *,4,*) figures=$figures,3 ;; esac	# figure 4 reads the recordings of 3
 case $rounds in ''|[1-9]|[1-9][0-9]) ;; *) echo "bench: --rounds takes 1 to 99" >&2; exit 129 ;; esac
 bin=$(cd "$bin" && pwd) && ingero=$(cd "$(dirname "$ingero")" && pwd)/$(basename "$ingero") || exit 1
 here=$(cd "$(dirname "$0")" && pwd)
@@ -62,6 +65,8 @@ trap 'exit 130' INT TERM
 t_start=$(date +%s.%N)
 elapsed() { awk -v a=$t_start -v b=$(date +%s.%N) 'BEGIN { printf "%.1f s", b - a }'; }
 have() { command -v "$1" >/dev/null; }
+# Whether figure N was asked for; says so on stderr when it begins.
+figure() { case ,$figures, in *,$1,*) echo "bench: figure $1, at $(elapsed)" >&2 ;; *) return 1 ;; esac; }
 
 
 # --- the probes: ingero's own, copied into our group, so every contender has the same ones ---
@@ -204,43 +209,6 @@ order() { # round, names...: each round starts one further along, so no contende
 	done
 }
 
-echo "bench: figure 1, at $(elapsed)" >&2
-# ==== 1. cost per traced launch ====
-# Each probe set of 'ingero probes', and how many of the loop's two launch calls it probes.
-"$ingero" probes | awk '/^[a-z-]+ \((default|opt-in)\):/ { set = $1; k[set] = 0; order[++n] = set; next }
-	{ for (i = 2; i <= NF; i++) if ($i == "cuLaunchKernel" || $i == "cudaLaunchKernel") k[set]++ }
-	END { for (i = 1; i <= n; i++) { print order[i], k[order[i]]; all += k[order[i]] }; print "all", all }' >"$w/sets"
-ingero_expected() { [ "$1" = default ] && echo "$CALLS" || echo $((CALLS * $(awk -v s="$1" '$1 == s { print $2 }' "$w/sets"))); }
-sets=${SETS:-$(cut -d' ' -f1 "$w/sets" | tr '\n' ' ')}
-cost_who="none bare0 bare bare-entry ingero ingero-ret perf trace-cmd bpftrace-hist bpftrace-print"
-for s in $sets; do [ "$s" != default ] && cost_who="$cost_who ingero-$s"; done
-: >"$w/cost"
-for ((round = 0; round < ROUNDS; round++)); do
-	for who in $(order $round $cost_who); do
-		peer_ok $who || continue
-		if trace $who "$DRV" loop $CALLS && [ -s "$w/drv" ]; then
-			ns=$(field ns_per_call "$w/drv")
-			# launches are probed at entries alone but with --returns and in the kernel's own rows
-			want=$CALLS rets=$CALLS
-			case $who in
-			none) want=0 rets=0 ;;
-			bare-entry|ingero) rets=0 ;;
-			ingero-ret) ;;
-			ingero-*) want=$(ingero_expected "${who#ingero-}") rets=0 ;;
-			esac
-			if [ $who = none ] || counted_ok $want $rets; then
-				echo "$who $ns ok $round" >>"$w/cost"
-			else
-				echo "$who $ns miscount:$(tr ' ' / <"$w/cnt" 2>/dev/null)" >>"$w/cost"
-				# what it said, and the driver's own count, for a look afterwards
-				cat "$w/rec.$who.err" "$w/drv" >"$out/miscount.$who.$round.txt" 2>/dev/null
-			fi
-		else
-			echo "$who - failed:$(tail -1 "$w/rec.$who.err" 2>/dev/null | tr ' ' _)" >>"$w/cost"
-		fi
-	done
-done
-
 label() {
 	case $1 in
 	none) echo "no tracer" ;;
@@ -270,120 +238,161 @@ summarise() { # file who
 say "ingero benchmarks, $(date -u +%Y-%m-%dT%H:%MZ), $(uname -r), $(nproc) CPUs$([ $quick = 1 ] && echo ', quick')"
 say "probes: ingero's own definitions on private copies of the stand-ins ($nprobes uprobes in group $G)"
 say ""
-say "1. cost per traced launch: cudaLaunchKernel -> cuLaunchKernel, $CALLS calls a run, $ROUNDS round(s) interleaved"
-say "$(printf '%-26s %10s %17s %10s %8s  %s' contender 'ns/call' 'min-max' overhead 'x kernel' check)"
-read -r base _ <<<"$(summarise "$w/cost" none)"
-read -r kern _ <<<"$(summarise "$w/cost" bare)"
-for who in $cost_who; do
-	if ! peer_ok $who; then
-		say "$(printf '%-26s %s' "$(label $who)" "skipped: $(why_skipped $who)")"
-		emit "{\"figure\":\"cost\",\"contender\":\"$who\",\"status\":\"skipped\",\"why\":\"$(why_skipped $who)\"}"
-		continue
-	fi
-	read -r med lo hi runs st <<<"$(summarise "$w/cost" $who)"
-	if [ "$med" = - ]; then
-		# a peer that dropped events in every round: its finding, not the harness's failure
-		case $who:$st in
-		bare*|ingero*|*:failed*) failed=1 st_json=failed ;;
-		*) st_json=$st ;;
-		esac
-		say "$(printf '%-26s %s' "$(label $who)" "$([ $st_json = failed ] && echo FAILED || echo 'no complete run'): $st")"
-		emit "{\"figure\":\"cost\",\"contender\":\"$who\",\"status\":\"$st_json\",\"why\":\"$st\"}"
-		continue
-	fi
-	[ $who = none ] && ratio=- || ratio=$(awk -v m="$med" -v k="$kern" 'BEGIN { if (k > 0) printf "%.3f", m / k; else print "null" }')
-	over=$(awk -v m="$med" -v b="$base" 'BEGIN { printf "%.1f", m - b }')
-	# A peer that drops events is a finding; the floor or ingero missing calls is a broken harness.
-	[ "$st" = ok ] || case $who in bare*|ingero*) failed=1 ;; esac
-	say "$(printf '%-26s %10.1f %8.1f-%-8.1f %10s %8s  %s' "$(label $who)" "$med" "$lo" "$hi" "$over" "$ratio" "$st")"
-	emit "{\"figure\":\"cost\",\"contender\":\"$who\",\"calls\":$CALLS,\"runs\":$runs,\"median_ns\":$med,\"min_ns\":$lo,\"max_ns\":$hi,\"overhead_ns\":$over,\"ratio_to_kernel\":${ratio/-/null},\"status\":\"$st\"}"
-done
-say "(a miscount row: ENTRIES/RETURNS/LOST of its worst run; its times are those of its complete runs)"
-# Ratios of medians, and the median of the ratios within each round, which the drift between rounds leaves alone.
-paired() { # who base: over the rounds both completed, the median, least and greatest of who's ns/call over base's
-	awk -v a="$1" -v b="$2" '$3 == "ok" && ($1 == a || $1 == b) { v[$1, $4] = $2; r[$4] = 1 }
-		END { for (i in r) if ((a, i) in v && v[b, i] > 0) print v[a, i] / v[b, i] }' "$w/cost" | stats
-}
-# The rounds' spread is said beside the verdict: where it straddles the limit, the noise outweighs the difference.
-ratio_goal() { # label who base limit
-	local m r lo hi
-	read -r m _ <<<"$(summarise "$w/cost" $2)"
-	read -r b _ <<<"$(summarise "$w/cost" $3)"
-	read -r r lo hi <<<"$(paired $2 $3)"
-	say "goal: $1 <= $4: $(awk -v m="$m" -v b="$b" -v r="${r:--}" -v lo="$lo" -v hi="$hi" -v l="$4" 'BEGIN { if (m == "-" || b == "-" || r == "-") print "not measured"; else printf "%.3f on medians, %.3f paired by round (rounds %.3f-%.3f), %s", m / b, r, lo, hi, r <= l ? "met" : "NOT met" }')"
-	emit "{\"figure\":\"cost-goal\",\"contender\":\"$2\",\"base\":\"$3\",\"paired_ratio\":${r:-null},\"paired_min\":${lo:-null},\"paired_max\":${hi:-null},\"limit\":$4}"
-}
-ratio_goal "ingero --returns / kernel, same probes" ingero-ret bare 1.10
-ratio_goal "ingero (default) / kernel, entry only" ingero bare-entry 1.10
-peer_ok perf && ratio_goal "ingero --returns / perf record" ingero-ret perf 1.00
-peer_ok trace-cmd && ratio_goal "ingero --returns / trace-cmd record" ingero-ret trace-cmd 1.00
-say ""
 
+if figure 1; then
+	# ==== 1. cost per traced launch ====
+	# Each probe set of 'ingero probes', and how many of the loop's two launch calls it probes.
+	"$ingero" probes | awk '/^[a-z-]+ \((default|opt-in)\):/ { set = $1; k[set] = 0; order[++n] = set; next }
+		{ for (i = 2; i <= NF; i++) if ($i == "cuLaunchKernel" || $i == "cudaLaunchKernel") k[set]++ }
+		END { for (i = 1; i <= n; i++) { print order[i], k[order[i]]; all += k[order[i]] }; print "all", all }' >"$w/sets"
+	ingero_expected() { [ "$1" = default ] && echo "$CALLS" || echo $((CALLS * $(awk -v s="$1" '$1 == s { print $2 }' "$w/sets"))); }
+	sets=${SETS:-$(cut -d' ' -f1 "$w/sets" | tr '\n' ' ')}
+	cost_who="none bare0 bare bare-entry ingero ingero-ret perf trace-cmd bpftrace-hist bpftrace-print"
+	for s in $sets; do [ "$s" != default ] && cost_who="$cost_who ingero-$s"; done
+	: >"$w/cost"
+	for ((round = 0; round < ROUNDS; round++)); do
+		for who in $(order $round $cost_who); do
+			peer_ok $who || continue
+			if trace $who "$DRV" loop $CALLS && [ -s "$w/drv" ]; then
+				ns=$(field ns_per_call "$w/drv")
+				# launches are probed at entries alone but with --returns and in the kernel's own rows
+				want=$CALLS rets=$CALLS
+				case $who in
+				none) want=0 rets=0 ;;
+				bare-entry|ingero) rets=0 ;;
+				ingero-ret) ;;
+				ingero-*) want=$(ingero_expected "${who#ingero-}") rets=0 ;;
+				esac
+				if [ $who = none ] || counted_ok $want $rets; then
+					echo "$who $ns ok $round" >>"$w/cost"
+				else
+					echo "$who $ns miscount:$(tr ' ' / <"$w/cnt" 2>/dev/null)" >>"$w/cost"
+					# what it said, and the driver's own count, for a look afterwards
+					cat "$w/rec.$who.err" "$w/drv" >"$out/miscount.$who.$round.txt" 2>/dev/null
+				fi
+			else
+				echo "$who - failed:$(tail -1 "$w/rec.$who.err" 2>/dev/null | tr ' ' _)" >>"$w/cost"
+			fi
+		done
+	done
+
+	say "1. cost per traced launch: cudaLaunchKernel -> cuLaunchKernel, $CALLS calls a run, $ROUNDS round(s) interleaved"
+	say "$(printf '%-26s %10s %17s %10s %8s  %s' contender 'ns/call' 'min-max' overhead 'x kernel' check)"
+	read -r base _ <<<"$(summarise "$w/cost" none)"
+	read -r kern _ <<<"$(summarise "$w/cost" bare)"
+	for who in $cost_who; do
+		if ! peer_ok $who; then
+			say "$(printf '%-26s %s' "$(label $who)" "skipped: $(why_skipped $who)")"
+			emit "{\"figure\":\"cost\",\"contender\":\"$who\",\"status\":\"skipped\",\"why\":\"$(why_skipped $who)\"}"
+			continue
+		fi
+		read -r med lo hi runs st <<<"$(summarise "$w/cost" $who)"
+		if [ "$med" = - ]; then
+			# a peer that dropped events in every round: its finding, not the harness's failure
+			case $who:$st in
+			bare*|ingero*|*:failed*) failed=1 st_json=failed ;;
+			*) st_json=$st ;;
+			esac
+			say "$(printf '%-26s %s' "$(label $who)" "$([ $st_json = failed ] && echo FAILED || echo 'no complete run'): $st")"
+			emit "{\"figure\":\"cost\",\"contender\":\"$who\",\"status\":\"$st_json\",\"why\":\"$st\"}"
+			continue
+		fi
+		[ $who = none ] && ratio=- || ratio=$(awk -v m="$med" -v k="$kern" 'BEGIN { if (k > 0) printf "%.3f", m / k; else print "null" }')
+		over=$(awk -v m="$med" -v b="$base" 'BEGIN { printf "%.1f", m - b }')
+		# A peer that drops events is a finding; the floor or ingero missing calls is a broken harness.
+		[ "$st" = ok ] || case $who in bare*|ingero*) failed=1 ;; esac
+		say "$(printf '%-26s %10.1f %8.1f-%-8.1f %10s %8s  %s' "$(label $who)" "$med" "$lo" "$hi" "$over" "$ratio" "$st")"
+		emit "{\"figure\":\"cost\",\"contender\":\"$who\",\"calls\":$CALLS,\"runs\":$runs,\"median_ns\":$med,\"min_ns\":$lo,\"max_ns\":$hi,\"overhead_ns\":$over,\"ratio_to_kernel\":${ratio/-/null},\"status\":\"$st\"}"
+	done
+	say "(a miscount row: ENTRIES/RETURNS/LOST of its worst run; its times are those of its complete runs)"
+	# Ratios of medians, and the median of the ratios within each round, which the drift between rounds leaves alone.
+	paired() { # who base: over the rounds both completed, the median, least and greatest of who's ns/call over base's
+		awk -v a="$1" -v b="$2" '$3 == "ok" && ($1 == a || $1 == b) { v[$1, $4] = $2; r[$4] = 1 }
+			END { for (i in r) if ((a, i) in v && v[b, i] > 0) print v[a, i] / v[b, i] }' "$w/cost" | stats
+	}
+	# The rounds' spread is said beside the verdict: where it straddles the limit, the noise outweighs the difference.
+	ratio_goal() { # label who base limit
+		local m r lo hi
+		read -r m _ <<<"$(summarise "$w/cost" $2)"
+		read -r b _ <<<"$(summarise "$w/cost" $3)"
+		read -r r lo hi <<<"$(paired $2 $3)"
+		say "goal: $1 <= $4: $(awk -v m="$m" -v b="$b" -v r="${r:--}" -v lo="$lo" -v hi="$hi" -v l="$4" 'BEGIN { if (m == "-" || b == "-" || r == "-") print "not measured"; else printf "%.3f on medians, %.3f paired by round (rounds %.3f-%.3f), %s", m / b, r, lo, hi, r <= l ? "met" : "NOT met" }')"
+		emit "{\"figure\":\"cost-goal\",\"contender\":\"$2\",\"base\":\"$3\",\"paired_ratio\":${r:-null},\"paired_min\":${lo:-null},\"paired_max\":${hi:-null},\"limit\":$4}"
+	}
+	ratio_goal "ingero --returns / kernel, same probes" ingero-ret bare 1.10
+	ratio_goal "ingero (default) / kernel, entry only" ingero bare-entry 1.10
+	peer_ok perf && ratio_goal "ingero --returns / perf record" ingero-ret perf 1.00
+	peer_ok trace-cmd && ratio_goal "ingero --returns / trace-cmd record" ingero-ret trace-cmd 1.00
+	say ""
+
+fi
 [ $quick = 1 ] && peers_here=0
 # The launch0 probes sit on cuLaunchKernel too: out of the way of the next figures.
 for ev in launch0 launch0_ret; do echo "-:$G/$ev" >>$T/uprobe_events; done
 
-echo "bench: figure 2, at $(elapsed)" >&2
-# ==== 2. lossless rate ====
-rate_who="bare ingero-ret perf trace-cmd bpftrace-hist bpftrace-print"
-: >"$w/rate"
-for ((round = 0; round < (quick ? 1 : 3); round++)); do
-	for rate in $RATES; do
-		for who in $(order $round $rate_who); do
-			peer_ok $who || continue
-			if [ $rate = max ]; then
-				n=${RATE_CALLS:-$((CALLS * 4))}
-				trace $who "$DRV" loop $n
-				got=$(awk '{ printf "%.0f", $0 }' <<<"$(field ns_per_call "$w/drv" | awk '{ print 1e9 / $1 }')")
-			else
-				n=${RATE_CALLS:-$rate}
-				trace $who "$DRV" paced $n $rate
-				got=$(field rate "$w/drv")
-			fi
-			read -r e r lost <"$w/cnt" 2>/dev/null || e=0 r=0 lost=?
-			echo "$rate $who $n $((e + r)) $lost ${got:-0}" >>"$w/rate"
+if figure 2; then
+	# ==== 2. lossless rate ====
+	rate_who="bare ingero-ret perf trace-cmd bpftrace-hist bpftrace-print"
+	: >"$w/rate"
+	for ((round = 0; round < (quick ? 1 : 3); round++)); do
+		for rate in $RATES; do
+			for who in $(order $round $rate_who); do
+				peer_ok $who || continue
+				if [ $rate = max ]; then
+					n=${RATE_CALLS:-$((CALLS * 4))}
+					trace $who "$DRV" loop $n
+					got=$(awk '{ printf "%.0f", $0 }' <<<"$(field ns_per_call "$w/drv" | awk '{ print 1e9 / $1 }')")
+				else
+					n=${RATE_CALLS:-$rate}
+					trace $who "$DRV" paced $n $rate
+					got=$(field rate "$w/drv")
+				fi
+				read -r e r lost <"$w/cnt" 2>/dev/null || e=0 r=0 lost=?
+				echo "$rate $who $n $((e + r)) $lost ${got:-0}" >>"$w/rate"
+			done
 		done
 	done
-done
-say "2. lossless rate: launches at a set rate for ~1 s (max: back to back), default buffers, events expected vs recorded (worst of the rounds)"
-say "$(printf '%-10s %-24s %10s %12s %12s %10s  %s' rate contender 'calls/s' expected recorded 'lost(own)' verdict)"
-for rate in $RATES; do
-	for who in $rate_who; do
-		if ! peer_ok $who; then
-			say "$(printf '%-10s %-24s %s' $rate "$(label $who)" "skipped: $(why_skipped $who)")"
-			emit "{\"figure\":\"rate\",\"rate\":\"$rate\",\"contender\":\"$who\",\"status\":\"skipped\"}"
-			continue
-		fi
-		# the worst round: the fewest events recorded
-		read -r n rec lost got <<<"$(awk -v r=$rate -v w=$who '$1 == r && $2 == w { if (!seen || $4 < min) { min = $4; line = $3 " " $4 " " $5 " " $6 }; seen = 1 } END { print line }' "$w/rate")"
-		exp=$((2 * n))
-		verdict=$([ "$rec" = "$exp" ] && echo lossless || echo "LOST $((exp - rec))")
-		say "$(printf '%-10s %-24s %10s %12s %12s %10s  %s' $rate "$(label $who)" "$got" $exp $rec "$lost" "$verdict")"
-		emit "{\"figure\":\"rate\",\"rate\":\"$rate\",\"contender\":\"$who\",\"calls_per_s\":$got,\"expected\":$exp,\"recorded\":$rec,\"lost_reported\":\"$lost\",\"lossless\":$([ "$rec" = "$exp" ] && echo true || echo false)}"
+	say "2. lossless rate: launches at a set rate for ~1 s (max: back to back), default buffers, events expected vs recorded (worst of the rounds)"
+	say "$(printf '%-10s %-24s %10s %12s %12s %10s  %s' rate contender 'calls/s' expected recorded 'lost(own)' verdict)"
+	for rate in $RATES; do
+		for who in $rate_who; do
+			if ! peer_ok $who; then
+				say "$(printf '%-10s %-24s %s' $rate "$(label $who)" "skipped: $(why_skipped $who)")"
+				emit "{\"figure\":\"rate\",\"rate\":\"$rate\",\"contender\":\"$who\",\"status\":\"skipped\"}"
+				continue
+			fi
+			# the worst round: the fewest events recorded
+			read -r n rec lost got <<<"$(awk -v r=$rate -v w=$who '$1 == r && $2 == w { if (!seen || $4 < min) { min = $4; line = $3 " " $4 " " $5 " " $6 }; seen = 1 } END { print line }' "$w/rate")"
+			exp=$((2 * n))
+			verdict=$([ "$rec" = "$exp" ] && echo lossless || echo "LOST $((exp - rec))")
+			say "$(printf '%-10s %-24s %10s %12s %12s %10s  %s' $rate "$(label $who)" "$got" $exp $rec "$lost" "$verdict")"
+			emit "{\"figure\":\"rate\",\"rate\":\"$rate\",\"contender\":\"$who\",\"calls_per_s\":$got,\"expected\":$exp,\"recorded\":$rec,\"lost_reported\":\"$lost\",\"lossless\":$([ "$rec" = "$exp" ] && echo true || echo false)}"
+		done
 	done
-done
-say ""
+	say ""
 
-echo "bench: figure 3, at $(elapsed)" >&2
-# ==== 3. size, on a realistic mix ====
-read -r mix_iters mix_threads mix_noise <<<"$MIX"
-mix_cmd=("$DRV" mix $mix_iters $mix_threads $mix_noise)
-sched_e=() tc_e=() perf_e=() bare_e=()
-while read -r ev; do bare_e+=(-e "$ev"); tc_e+=(-e "${ev/\//:}"); perf_e+=(-e "${ev/\//:}"); done <"$w/sched-events"
-while read -r ev; do bare_e+=(-e "$G/$ev"); done < <(sed -n "s,^[pr]:$G/\\([^ ]*\\).*,\\1,p" $T/uprobe_events)
-tc_e+=(-e "$G")
-perf_e+=(-e "$G:*")
-# kernel events: each uprobe hit and each scheduler event; ingero keeps a call (entry and return) as one
-ingero_events() { jq '.session.events_by_stream | 2 * .call + .open + .switch + .wakeup + .task' "$1"; }
-: >"$w/size"
-"$bin/bench-bare" "${bare_e[@]}" -- "${mix_cmd[@]}" >/dev/null 2>"$w/mix.bare" &&
-	echo "bare 0 $(awk '/^bench-bare:/ { for (i = 2; i <= NF; i++) if ($i !~ /^(other|lost)=/) { sub(/.*=/, "", $i); s += $i } } END { print s }' "$w/mix.bare")" >>"$w/size"
-"$ingero" record -q --returns -o "$w/mix.ing.zst" -- "${mix_cmd[@]}" >/dev/null 2>&1 &&
-	"$ingero" analyze --json "$w/mix.ing.zst" >"$w/mix.json" 2>/dev/null &&
-	echo "ingero $(stat -c %s "$w/mix.ing.zst") $(ingero_events "$w/mix.json")" >>"$w/size"
-if peer_ok trace-cmd; then
-	trace_cmd record -q "${tc_e[@]}" -F -c --file-version 7 --compression zstd -o "$w/mix.dat" "${mix_cmd[@]}" >/dev/null 2>&1 &&
-		echo "trace-cmd $(stat -c %s "$w/mix.dat") $(trace-cmd report -i "$w/mix.dat" 2>/dev/null | grep -cE '^ *.*-[0-9]+ +\[[0-9]+\]')" >>"$w/size"
+fi
+
+if figure 3; then
+	# ==== 3. size, on a realistic mix ====
+	read -r mix_iters mix_threads mix_noise <<<"$MIX"
+	mix_cmd=("$DRV" mix $mix_iters $mix_threads $mix_noise)
+	sched_e=() tc_e=() perf_e=() bare_e=()
+	while read -r ev; do bare_e+=(-e "$ev"); tc_e+=(-e "${ev/\//:}"); perf_e+=(-e "${ev/\//:}"); done <"$w/sched-events"
+	while read -r ev; do bare_e+=(-e "$G/$ev"); done < <(sed -n "s,^[pr]:$G/\\([^ ]*\\).*,\\1,p" $T/uprobe_events)
+	tc_e+=(-e "$G")
+	perf_e+=(-e "$G:*")
+	# kernel events: each uprobe hit and each scheduler event; ingero keeps a call (entry and return) as one
+	ingero_events() { jq '.session.events_by_stream | 2 * .call + .open + .switch + .wakeup + .task' "$1"; }
+	: >"$w/size"
+	"$bin/bench-bare" "${bare_e[@]}" -- "${mix_cmd[@]}" >/dev/null 2>"$w/mix.bare" &&
+		echo "bare 0 $(awk '/^bench-bare:/ { for (i = 2; i <= NF; i++) if ($i !~ /^(other|lost)=/) { sub(/.*=/, "", $i); s += $i } } END { print s }' "$w/mix.bare")" >>"$w/size"
+	"$ingero" record -q --returns -o "$w/mix.ing.zst" -- "${mix_cmd[@]}" >/dev/null 2>&1 &&
+		"$ingero" analyze --json "$w/mix.ing.zst" >"$w/mix.json" 2>/dev/null &&
+		echo "ingero $(stat -c %s "$w/mix.ing.zst") $(ingero_events "$w/mix.json")" >>"$w/size"
+	if peer_ok trace-cmd; then
+		trace_cmd record -q "${tc_e[@]}" -F -c --file-version 7 --compression zstd -o "$w/mix.dat" "${mix_cmd[@]}" >/dev/null 2>&1 &&
+			echo "trace-cmd $(stat -c %s "$w/mix.dat") $(trace-cmd report -i "$w/mix.dat" 2>/dev/null | grep -cE '^ *.*-[0-9]+ +\[[0-9]+\]')" >>"$w/size"
 fi
 if peer_ok perf; then
 	for z in -z ""; do
@@ -411,99 +420,103 @@ for who in bare ingero trace-cmd perf-z perf; do
 done
 say ""
 
-echo "bench: figure 4, at $(elapsed)" >&2
-# ==== 4. decode and analyze speed, on the mix recordings ====
-: >"$w/decode"
-dec_who="ingero-analyze ingero-dump trace-cmd-report perf-script"
-decode() {
-	case $1 in
-	ingero-analyze) [ -s "$w/mix.ing.zst" ] && "$bin/bench-time" -o "$w/t" -- "$ingero" analyze "$w/mix.ing.zst" ;;
-	ingero-dump) [ -s "$w/mix.ing.zst" ] && "$bin/bench-time" -o "$w/t" -- "$ingero" dump "$w/mix.ing.zst" ;;
-	trace-cmd-report) [ -s "$w/mix.dat" ] && "$bin/bench-time" -o "$w/t" -- trace-cmd report -i "$w/mix.dat" ;;
-	perf-script) [ -s "$w/mix-z.data" ] && "$bin/bench-time" -o "$w/t" -- perf script -i "$w/mix-z.data" ;;
-	esac
-}
-for ((round = 0; round < ROUNDS; round++)); do
-	for who in $(order $round $dec_who); do
-		rm -f "$w/t"
-		if decode $who >/dev/null 2>"$w/dec.err"; then
-			echo "$who $(field wall_ns "$w/t") ok $(field maxrss_kb "$w/t")" >>"$w/decode"
-		else
-			echo "$who - $(head -1 "$w/dec.err" | tr ' ' _ | cut -c1-60)" >>"$w/decode"
-		fi
-	done
-done
-say "4. decode and analyze: the mix recordings read $ROUNDS time(s), interleaved, output to /dev/null"
-say "$(printf '%-20s %14s %12s %17s %12s' reader 'events/s' 'ms median' 'ms min-max' 'peak MB')"
-for who in $dec_who; do
-	case $who in ingero-*) src=ingero ;; trace-cmd-*) src=trace-cmd ;; perf-*) src=perf-z ;; esac
-	read -r _ _ events <<<"$(grep "^$src " "$w/size")"
-	read -r med lo hi runs st <<<"$(summarise "$w/decode" $who)"
-	if [ "$med" = - ]; then
-		say "$(printf '%-20s %s' $who "not measured: ${st//_/ }")"
-		emit "{\"figure\":\"decode\",\"reader\":\"$who\",\"status\":\"skipped\",\"why\":\"${st//_/ }\"}"
-		continue
-	fi
-	rss=$(awk -v w=$who '$1 == w && $3 == "ok" { print $4 }' "$w/decode" | stats | cut -d' ' -f1)
-	eps=$(awk -v e=${events:-0} -v t=$med 'BEGIN { printf "%.0f", e / (t / 1e9) }')
-	say "$(printf '%-20s %14s %12.1f %8.1f-%-8.1f %12.1f' $who $eps $(awk "BEGIN { print $med / 1e6, $lo / 1e6, $hi / 1e6, $rss / 1024 }"))"
-	emit "{\"figure\":\"decode\",\"reader\":\"$who\",\"events\":${events:-0},\"runs\":$runs,\"median_ns\":$med,\"min_ns\":$lo,\"max_ns\":$hi,\"events_per_s\":$eps,\"peak_rss_kb\":$rss}"
-done
-say ""
+fi
 
-echo "bench: figure 5, at $(elapsed)" >&2
-# ==== 5. scheduler cost per context switch ====
-# perf bench sched pipe on one CPU: each op is a round trip, two context switches.
-sched_who="none bare bare-all ingero ingero-all"
-[ $quick = 1 ] && sched_who="none bare ingero"
-: >"$w/sched"
-wait_instance() { # pid: until its instance traces (named after its keeper, a child of ingero)
-	local i k
-	for ((i = 0; i < 300; i++)); do
-		k=$(pgrep -P "$1" -x ingero-cleanup)
-		[ -n "$k" ] && [ "$(cat $T/instances/ingero-$k/tracing_on 2>/dev/null)" = 1 ] && return 0
-		kill -0 "$1" 2>/dev/null || return 1
-		sleep 0.05
-	done
-	return 1
-}
-sched_run() {
-	local pipe=(taskset -c 0 perf bench sched pipe -l $SCHED_LOOPS) sw=
-	rm -f "$w/sched.out" "$w/sched.ing.zst"*
-	case $1 in
-	none) "${pipe[@]}" >"$w/sched.out" 2>&1 && sw=nocheck ;;
-	bare) "$bin/bench-bare" "${sched_bare[@]}" -- "${pipe[@]}" >"$w/sched.out" 2>"$w/sched.err" ;;
-	bare-all) "$bin/bench-bare" -a "${sched_bare[@]}" -- "${pipe[@]}" >"$w/sched.out" 2>"$w/sched.err" ;;
-	ingero) "$ingero" record -q -o "$w/sched.ing.zst" -- "${pipe[@]}" >"$w/sched.out" 2>"$w/sched.err" ;;
-	ingero-all)
-		"$ingero" record -q -a -o "$w/sched.ing.zst" 2>"$w/sched.err" &
-		bg_pid=$!
-		wait_instance $bg_pid && "${pipe[@]}" >"$w/sched.out" 2>&1
-		kill -INT $bg_pid && wait $bg_pid
-		bg_pid= ;;
-	esac
-	case $1 in
-	bare*) sw=$(field sched/sched_switch "$w/sched.err") ;;
-	ingero*) "$ingero" analyze --json "$w/sched.ing.zst" >"$w/sched.json" 2>/dev/null &&
-		sw=$(jq '.session.events_by_stream.switch' "$w/sched.json") ;;
-	esac
-	us=$(awk '/usecs\/op/ { print $1 }' "$w/sched.out")
-	# the check: at least the two switches of every round trip were recorded; with -a, which
-	# follows only the processes that call CUDA, none of this one's
-	if [ -z "$us" ]; then
-		echo "$1 - failed"
-	elif [ $1 = ingero-all ]; then
-		[ "$sw" = 0 ] && echo "$1 $us ok 0" || echo "$1 $us miscount:${sw:-none}>0"
-	elif [ "$sw" = nocheck ] || [ "${sw:-0}" -ge $((2 * SCHED_LOOPS)) ]; then
-		echo "$1 $us ok $sw"
-	else
-		echo "$1 $us miscount:${sw:-0}<$((2 * SCHED_LOOPS))"
-	fi
-}
-if have perf && have taskset; then
+if figure 4; then
+	# ==== 4. decode and analyze speed, on the mix recordings ====
+	: >"$w/decode"
+	dec_who="ingero-analyze ingero-dump trace-cmd-report perf-script"
+	decode() {
+		case $1 in
+		ingero-analyze) [ -s "$w/mix.ing.zst" ] && "$bin/bench-time" -o "$w/t" -- "$ingero" analyze "$w/mix.ing.zst" ;;
+		ingero-dump) [ -s "$w/mix.ing.zst" ] && "$bin/bench-time" -o "$w/t" -- "$ingero" dump "$w/mix.ing.zst" ;;
+		trace-cmd-report) [ -s "$w/mix.dat" ] && "$bin/bench-time" -o "$w/t" -- trace-cmd report -i "$w/mix.dat" ;;
+		perf-script) [ -s "$w/mix-z.data" ] && "$bin/bench-time" -o "$w/t" -- perf script -i "$w/mix-z.data" ;;
+		esac
+	}
 	for ((round = 0; round < ROUNDS; round++)); do
-		for who in $(order $round $sched_who); do sched_run $who >>"$w/sched"; done
+		for who in $(order $round $dec_who); do
+			rm -f "$w/t"
+			if decode $who >/dev/null 2>"$w/dec.err"; then
+				echo "$who $(field wall_ns "$w/t") ok $(field maxrss_kb "$w/t")" >>"$w/decode"
+			else
+				echo "$who - $(head -1 "$w/dec.err" | tr ' ' _ | cut -c1-60)" >>"$w/decode"
+			fi
+		done
 	done
+	say "4. decode and analyze: the mix recordings read $ROUNDS time(s), interleaved, output to /dev/null"
+	say "$(printf '%-20s %14s %12s %17s %12s' reader 'events/s' 'ms median' 'ms min-max' 'peak MB')"
+	for who in $dec_who; do
+		case $who in ingero-*) src=ingero ;; trace-cmd-*) src=trace-cmd ;; perf-*) src=perf-z ;; esac
+		read -r _ _ events <<<"$(grep "^$src " "$w/size")"
+		read -r med lo hi runs st <<<"$(summarise "$w/decode" $who)"
+		if [ "$med" = - ]; then
+			say "$(printf '%-20s %s' $who "not measured: ${st//_/ }")"
+			emit "{\"figure\":\"decode\",\"reader\":\"$who\",\"status\":\"skipped\",\"why\":\"${st//_/ }\"}"
+			continue
+		fi
+		rss=$(awk -v w=$who '$1 == w && $3 == "ok" { print $4 }' "$w/decode" | stats | cut -d' ' -f1)
+		eps=$(awk -v e=${events:-0} -v t=$med 'BEGIN { printf "%.0f", e / (t / 1e9) }')
+		say "$(printf '%-20s %14s %12.1f %8.1f-%-8.1f %12.1f' $who $eps $(awk "BEGIN { print $med / 1e6, $lo / 1e6, $hi / 1e6, $rss / 1024 }"))"
+		emit "{\"figure\":\"decode\",\"reader\":\"$who\",\"events\":${events:-0},\"runs\":$runs,\"median_ns\":$med,\"min_ns\":$lo,\"max_ns\":$hi,\"events_per_s\":$eps,\"peak_rss_kb\":$rss}"
+	done
+	say ""
+
+fi
+
+if figure 5; then
+	# ==== 5. scheduler cost per context switch ====
+	# perf bench sched pipe on one CPU: each op is a round trip, two context switches.
+	sched_who="none bare bare-all ingero ingero-all"
+	[ $quick = 1 ] && sched_who="none bare ingero"
+	: >"$w/sched"
+	wait_instance() { # pid: until its instance traces (named after its keeper, a child of ingero)
+		local i k
+		for ((i = 0; i < 300; i++)); do
+			k=$(pgrep -P "$1" -x ingero-cleanup)
+			[ -n "$k" ] && [ "$(cat $T/instances/ingero-$k/tracing_on 2>/dev/null)" = 1 ] && return 0
+			kill -0 "$1" 2>/dev/null || return 1
+			sleep 0.05
+		done
+		return 1
+	}
+	sched_run() {
+		local pipe=(taskset -c 0 perf bench sched pipe -l $SCHED_LOOPS) sw=
+		rm -f "$w/sched.out" "$w/sched.ing.zst"*
+		case $1 in
+		none) "${pipe[@]}" >"$w/sched.out" 2>&1 && sw=nocheck ;;
+		bare) "$bin/bench-bare" "${sched_bare[@]}" -- "${pipe[@]}" >"$w/sched.out" 2>"$w/sched.err" ;;
+		bare-all) "$bin/bench-bare" -a "${sched_bare[@]}" -- "${pipe[@]}" >"$w/sched.out" 2>"$w/sched.err" ;;
+		ingero) "$ingero" record -q -o "$w/sched.ing.zst" -- "${pipe[@]}" >"$w/sched.out" 2>"$w/sched.err" ;;
+		ingero-all)
+			"$ingero" record -q -a -o "$w/sched.ing.zst" 2>"$w/sched.err" &
+			bg_pid=$!
+			wait_instance $bg_pid && "${pipe[@]}" >"$w/sched.out" 2>&1
+			kill -INT $bg_pid && wait $bg_pid
+			bg_pid= ;;
+		esac
+		case $1 in
+		bare*) sw=$(field sched/sched_switch "$w/sched.err") ;;
+		ingero*) "$ingero" analyze --json "$w/sched.ing.zst" >"$w/sched.json" 2>/dev/null &&
+			sw=$(jq '.session.events_by_stream.switch' "$w/sched.json") ;;
+		esac
+		us=$(awk '/usecs\/op/ { print $1 }' "$w/sched.out")
+		# the check: at least the two switches of every round trip were recorded; with -a, which
+		# follows only the processes that call CUDA, none of this one's
+		if [ -z "$us" ]; then
+			echo "$1 - failed"
+		elif [ $1 = ingero-all ]; then
+			[ "$sw" = 0 ] && echo "$1 $us ok 0" || echo "$1 $us miscount:${sw:-none}>0"
+		elif [ "$sw" = nocheck ] || [ "${sw:-0}" -ge $((2 * SCHED_LOOPS)) ]; then
+			echo "$1 $us ok $sw"
+		else
+			echo "$1 $us miscount:${sw:-0}<$((2 * SCHED_LOOPS))"
+		fi
+	}
+	if have perf && have taskset; then
+		for ((round = 0; round < ROUNDS; round++)); do
+			for who in $(order $round $sched_who); do sched_run $who >>"$w/sched"; done
+		done
 fi
 say "5. scheduler events per context switch: perf bench sched pipe -l $SCHED_LOOPS on CPU 0 (2 switches an op), $ROUNDS round(s)"
 say "$(printf '%-30s %10s %17s %14s  %s' contender 'us/op' 'min-max' 'ns/switch' check)"
@@ -531,61 +544,66 @@ for who in $sched_who; do
 done
 say ""
 
-echo "bench: figure 6, at $(elapsed)" >&2
-# ==== 6. start-up ====
-# With and without probes: removing each uprobe event waits for the kernel's grace periods.
-# The floor of 'record -- true' is bench-bare with ingero's scheduler events: the same
-# instance, clock, buffers and pid filter, set up and removed in the fewest steps.
-start_who="bare-sched ingero bare ingero-probed perf trace-cmd bpftrace-hist"
-[ $quick = 1 ] || start_who="$start_who ingero-all-sets"
-: >"$w/start"
-start_run() {
-	rm -f "$w/t" "$w/s.ing.zst"*
-	case $1 in
-	bare) "$bin/bench-time" -o "$w/t" -- "$bin/bench-bare" -e "$G/$LE" -e "$G/$LR" -- true 2>/dev/null ;;
-	bare-sched) "$bin/bench-time" -o "$w/t" -- "$bin/bench-bare" "${sched_bare[@]}" -- true 2>/dev/null ;;
-	ingero) "$bin/bench-time" -o "$w/t" -- "$ingero" record -q -o "$w/s.ing.zst" -- true ;;
-	ingero-probed) "$bin/bench-time" -o "$w/t" -- "$ingero" record -q -o "$w/s.ing.zst" -- \
-		env LD_LIBRARY_PATH="$bin" "$DRV" loop 1 ;;
-	ingero-all-sets) "$bin/bench-time" -o "$w/t" -- "$ingero" record -q -e all -o "$w/s.ing.zst" -- true ;;
-	perf) "$bin/bench-time" -o "$w/t" -- perf record -q -e "$G:$LE" -e "$G:$LR" -o "$w/s.data" -- true ;;
-	trace-cmd) "$bin/bench-time" -o "$w/t" -- unshare -m --propagation private "$w/no-ftrace" \
-		trace-cmd record -q -e "$G:$LE" -e "$G:$LR" -F -c -o "$w/s.dat" true ;;
-	bpftrace-hist) "$bin/bench-time" -o "$w/t" -- bpftrace -e "uprobe:$LIB:cuLaunchKernel { @n = count(); }" -c "$(type -P true)" ;;
-	esac
-}
-for ((round = 0; round < ROUNDS; round++)); do
-	for who in $(order $round $start_who); do
-		peer_ok $who || continue
-		if start_run $who >/dev/null 2>&1 && [ -s "$w/t" ]; then
-			echo "$who $(field wall_ns "$w/t") ok" >>"$w/start"
-		else
-			echo "$who - failed" >>"$w/start"
-		fi
-	done
-done
-say "6. start-up: 'record -- true', wall time from start to exit, $ROUNDS round(s)"
-say "$(printf '%-38s %10s %17s' contender 'ms median' 'ms min-max')"
-for who in $start_who; do
-	name=$(label $who)
-	[ $who = ingero-all-sets ] && name="ingero -e all"
-	[ $who = ingero-probed ] && name="ingero -- a launch (6 uprobe events)"
-	[ $who = bare-sched ] && name="kernel, ingero's scheduler events"
-	peer_ok $who || { say "$(printf '%-38s %s' "$name" "skipped: $(why_skipped $who)")"; continue; }
-	read -r med lo hi runs st <<<"$(summarise "$w/start" $who)"
-	[ "$med" = - ] && { say "$(printf '%-38s %s' "$name" "FAILED")"; failed=1; continue; }
-	say "$(printf '%-38s %10.1f %8.1f-%-8.1f' "$name" $(awk "BEGIN { print $med / 1e6, $lo / 1e6, $hi / 1e6 }"))"
-	emit "{\"figure\":\"startup\",\"contender\":\"$who\",\"runs\":$runs,\"median_ns\":$med,\"min_ns\":$lo,\"max_ns\":$hi}"
-done
-read -r ing _ <<<"$(summarise "$w/start" ingero)"
-read -r floor _ <<<"$(summarise "$w/start" bare-sched)"
-say "goal: ingero record -- true < 150 ms: $(awk -v i="$ing" -v f="$floor" 'BEGIN { if (i == "-") print "not measured"; else printf "%.0f ms, %s (the kernel'"'"'s own steps: %s)", i / 1e6, i < 150e6 ? "met" : "NOT met", f == "-" ? "not measured" : sprintf("%.0f ms", f / 1e6) }')"
-say ""
+fi
 
-echo "bench: figure 7, at $(elapsed)" >&2
-# ==== 7. a real workload: measured on the GPU machine ====
-say "7. real workload (PyTorch on a GPU): not measured here; a slot for the figure from the GPU machine"
-emit '{"figure":"real-workload","status":"slot","note":"measured on the GPU machine, not by this harness"}'
+if figure 6; then
+	# ==== 6. start-up ====
+	# With and without probes: removing each uprobe event waits for the kernel's grace periods.
+	# The floor of 'record -- true' is bench-bare with ingero's scheduler events: the same
+	# instance, clock, buffers and pid filter, set up and removed in the fewest steps.
+	start_who="bare-sched ingero bare ingero-probed perf trace-cmd bpftrace-hist"
+	[ $quick = 1 ] || start_who="$start_who ingero-all-sets"
+	: >"$w/start"
+	start_run() {
+		rm -f "$w/t" "$w/s.ing.zst"*
+		case $1 in
+		bare) "$bin/bench-time" -o "$w/t" -- "$bin/bench-bare" -e "$G/$LE" -e "$G/$LR" -- true 2>/dev/null ;;
+		bare-sched) "$bin/bench-time" -o "$w/t" -- "$bin/bench-bare" "${sched_bare[@]}" -- true 2>/dev/null ;;
+		ingero) "$bin/bench-time" -o "$w/t" -- "$ingero" record -q -o "$w/s.ing.zst" -- true ;;
+		ingero-probed) "$bin/bench-time" -o "$w/t" -- "$ingero" record -q -o "$w/s.ing.zst" -- \
+			env LD_LIBRARY_PATH="$bin" "$DRV" loop 1 ;;
+		ingero-all-sets) "$bin/bench-time" -o "$w/t" -- "$ingero" record -q -e all -o "$w/s.ing.zst" -- true ;;
+		perf) "$bin/bench-time" -o "$w/t" -- perf record -q -e "$G:$LE" -e "$G:$LR" -o "$w/s.data" -- true ;;
+		trace-cmd) "$bin/bench-time" -o "$w/t" -- unshare -m --propagation private "$w/no-ftrace" \
+			trace-cmd record -q -e "$G:$LE" -e "$G:$LR" -F -c -o "$w/s.dat" true ;;
+		bpftrace-hist) "$bin/bench-time" -o "$w/t" -- bpftrace -e "uprobe:$LIB:cuLaunchKernel { @n = count(); }" -c "$(type -P true)" ;;
+		esac
+	}
+	for ((round = 0; round < ROUNDS; round++)); do
+		for who in $(order $round $start_who); do
+			peer_ok $who || continue
+			if start_run $who >/dev/null 2>&1 && [ -s "$w/t" ]; then
+				echo "$who $(field wall_ns "$w/t") ok" >>"$w/start"
+			else
+				echo "$who - failed" >>"$w/start"
+			fi
+		done
+	done
+	say "6. start-up: 'record -- true', wall time from start to exit, $ROUNDS round(s)"
+	say "$(printf '%-38s %10s %17s' contender 'ms median' 'ms min-max')"
+	for who in $start_who; do
+		name=$(label $who)
+		[ $who = ingero-all-sets ] && name="ingero -e all"
+		[ $who = ingero-probed ] && name="ingero -- a launch (6 uprobe events)"
+		[ $who = bare-sched ] && name="kernel, ingero's scheduler events"
+		peer_ok $who || { say "$(printf '%-38s %s' "$name" "skipped: $(why_skipped $who)")"; continue; }
+		read -r med lo hi runs st <<<"$(summarise "$w/start" $who)"
+		[ "$med" = - ] && { say "$(printf '%-38s %s' "$name" "FAILED")"; failed=1; continue; }
+		say "$(printf '%-38s %10.1f %8.1f-%-8.1f' "$name" $(awk "BEGIN { print $med / 1e6, $lo / 1e6, $hi / 1e6 }"))"
+		emit "{\"figure\":\"startup\",\"contender\":\"$who\",\"runs\":$runs,\"median_ns\":$med,\"min_ns\":$lo,\"max_ns\":$hi}"
+	done
+	read -r ing _ <<<"$(summarise "$w/start" ingero)"
+	read -r floor _ <<<"$(summarise "$w/start" bare-sched)"
+	say "goal: ingero record -- true < 150 ms: $(awk -v i="$ing" -v f="$floor" 'BEGIN { if (i == "-") print "not measured"; else printf "%.0f ms, %s (the kernel'"'"'s own steps: %s)", i / 1e6, i < 150e6 ? "met" : "NOT met", f == "-" ? "not measured" : sprintf("%.0f ms", f / 1e6) }')"
+	say ""
+
+fi
+
+if figure 7; then
+	# ==== 7. a real workload: measured on the GPU machine ====
+	say "7. real workload (PyTorch on a GPU): not measured here; a slot for the figure from the GPU machine"
+	emit '{"figure":"real-workload","status":"slot","note":"measured on the GPU machine, not by this harness"}'
+fi
 
 # The count checks above are the harness's sanity checks.
 [ $failed = 0 ] || { say "bench: a sanity check failed (a contender that did not record every call, or failed to run)"; exit 1; }
