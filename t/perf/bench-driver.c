@@ -44,24 +44,56 @@ static int loop(unsigned long n)
 	return bad ? 1 : 0;
 }
 
-/* Call i is due at t0 + i/rate; the wait spins, as a sleep this short would oversleep. */
-static int paced(unsigned long n, double rate)
-{
-	unsigned long i, bad = 0, late = 0;
-	uint64_t t0 = now_ns(), t;
+struct pacer {
+	pthread_t thread;
+	unsigned long n, bad, late;
+	double rate;
+	uint64_t t0, ns;
+};
 
-	for (i = 0; i < n; i++) {
-		uint64_t due = t0 + (uint64_t)(i * 1e9 / rate);
+/* Call i is due at t0 + i/rate; the wait spins, as a sleep this short would oversleep. */
+static void *pace(void *arg)
+{
+	struct pacer *p = arg;
+	unsigned long i;
+
+	for (i = 0; i < p->n; i++) {
+		uint64_t due = p->t0 + (uint64_t)(i * 1e9 / p->rate);
 
 		if (now_ns() > due + 1000000)
-			late++;
+			p->late++;
 		while (now_ns() < due)
 			;
-		bad += launch_null();
+		p->bad += launch_null();
 	}
-	t = now_ns() - t0;
-	printf("mode=paced calls=%lu bad=%lu late=%lu ns=%llu rate=%.0f\n", n, bad, late,
+	p->ns = now_ns() - p->t0;
+	return NULL;
+}
+
+/* n calls at rate per second in all, shared by nthreads threads that start together. */
+static int paced(unsigned long n, double rate, unsigned nthreads)
+{
+	struct pacer *p = calloc(nthreads, sizeof(*p));
+	unsigned long bad = 0, late = 0;
+	uint64_t t0 = now_ns() + 1000000, t = 0;
+	unsigned i;
+
+	if (!p)
+		return 1;
+	for (i = 0; i < nthreads; i++) {
+		p[i] = (struct pacer){ .n = n / nthreads + (i < n % nthreads), .rate = rate / nthreads, .t0 = t0 };
+		pthread_create(&p[i].thread, NULL, pace, &p[i]);
+	}
+	for (i = 0; i < nthreads; i++) {
+		pthread_join(p[i].thread, NULL);
+		bad += p[i].bad;
+		late += p[i].late;
+		if (p[i].ns > t)
+			t = p[i].ns;
+	}
+	printf("mode=paced calls=%lu threads=%u bad=%lu late=%lu ns=%llu rate=%.0f\n", n, nthreads, bad, late,
 	       (unsigned long long)t, t ? n * 1e9 / t : 0.0);
+	free(p);
 	return bad ? 1 : 0;
 }
 
@@ -188,12 +220,12 @@ int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "loop"))
 		return loop(arg_num(argv[2]));
-	if (argc == 4 && !strcmp(argv[1], "paced") && arg_num(argv[3]))
-		return paced(arg_num(argv[2]), arg_num(argv[3]));
+	if ((argc == 4 || (argc == 5 && arg_num(argv[4]))) && !strcmp(argv[1], "paced") && arg_num(argv[3]))
+		return paced(arg_num(argv[2]), arg_num(argv[3]), argc == 5 ? arg_num(argv[4]) : 1);
 	if (argc == 5 && !strcmp(argv[1], "mix"))
 		return mix(arg_num(argv[2]), arg_num(argv[3]), arg_num(argv[4]));
 	fprintf(stderr, "usage: bench-driver loop CALLS\n"
-		"       bench-driver paced CALLS RATE\n"
+		"       bench-driver paced CALLS RATE [THREADS]\n"
 		"       bench-driver mix ITERATIONS THREADS NOISE_THREADS\n");
 	return 129;
 }
