@@ -103,6 +103,12 @@ struct cpu_reader {
 	uint64_t dropped;	/* the kernel's count at the last check */
 };
 
+/* What the per-event path needs of an API, worked out once. */
+struct api_fetch {
+	uint64_t arg_mask[INGERO_MAX_ARGS];	/* the bits of each argument that are its own */
+	int out;			/* the out-pointer argument, -1 for none */
+};
+
 struct probed_file {
 	dev_t dev;
 	ino_t ino;
@@ -159,7 +165,7 @@ struct ingero_recorder {
 	size_t nfiles;
 	uint32_t next_lib_id;
 	uint64_t *offsets;		/* scratch for ingero_lib_resolve() */
-	uint64_t (*arg_mask)[INGERO_MAX_ARGS];	/* by API: the bits of each argument that are its own */
+	struct api_fetch *fetch;	/* by API */
 	struct ingero_record_stats st;
 };
 
@@ -354,12 +360,24 @@ static int open_cpus(struct ingero_recorder *r)
 	return 0;
 }
 
+static void fetch_init(struct api_fetch *f, const struct ingero_api *api)
+{
+	size_t j;
+
+	for (j = 0; j < INGERO_MAX_ARGS; j++) {
+		unsigned bits = j < api->nargs ? ingero_probe_arg_bits(&api->args[j]) : 64;
+
+		f->arg_mask[j] = bits == 64 ? ~0ULL : (1ULL << bits) - 1;
+	}
+	f->out = ingero_api_arg(api, INGERO_ARG_OUT_DEVPTR);
+}
+
 struct ingero_recorder *ingero_recorder_new(struct ingero_session *s, struct ingero_writer *w,
 					    const struct ingero_api *apis, size_t napis,
 					    const uint8_t *api_enabled)
 {
 	struct ingero_recorder *r = calloc(1, sizeof(*r));
-	size_t i, j;
+	size_t i;
 
 	if (!r)
 		return NULL;
@@ -373,17 +391,13 @@ struct ingero_recorder *ingero_recorder_new(struct ingero_session *s, struct ing
 	r->threads_cap = 256;
 	r->threads = calloc(r->threads_cap, sizeof(*r->threads));
 	r->offsets = calloc(napis, sizeof(*r->offsets));
-	r->arg_mask = calloc(napis, sizeof(*r->arg_mask));
-	if (!r->threads || !r->offsets || !r->arg_mask || enable_sched(r) || open_cpus(r)) {
+	r->fetch = calloc(napis, sizeof(*r->fetch));
+	if (!r->threads || !r->offsets || !r->fetch || enable_sched(r) || open_cpus(r)) {
 		ingero_recorder_free(r);
 		return NULL;
 	}
 	for (i = 0; i < napis; i++)
-		for (j = 0; j < INGERO_MAX_ARGS; j++) {
-			unsigned bits = j < apis[i].nargs ? ingero_probe_arg_bits(&apis[i].args[j]) : 64;
-
-			r->arg_mask[i][j] = bits == 64 ? ~0ULL : (1ULL << bits) - 1;
-		}
+		fetch_init(&r->fetch[i], &apis[i]);
 	return r;
 }
 
@@ -478,9 +492,9 @@ static int setup_call_handler(struct ingero_recorder *r, struct tep_event *ev, u
 	return setup_heap_window(h, ev, r->s->use_arrays);
 }
 
-static int has_out(const struct ingero_api *api)
+static int has_out(const struct ingero_recorder *r, size_t api)
 {
-	return ingero_api_arg(api, INGERO_ARG_OUT_DEVPTR) >= 0;
+	return r->fetch[api].out >= 0;
 }
 
 /* One event per probe (kernels without grouped probes): slow to remove, but the 4.x way. */
@@ -496,7 +510,7 @@ static int add_own_probe(struct ingero_recorder *r, uint32_t api, uint32_t lib_i
 	if (ingero_session_add_uprobe(r->s, name, path, offset, fetch, is_return))
 		return -1;
 	ev = ingero_session_enable_uprobe(r->s, name);
-	return ev ? setup_call_handler(r, ev, api, is_return, has_out(&r->apis[api])) : -1;
+	return ev ? setup_call_handler(r, ev, api, is_return, has_out(r, api)) : -1;
 }
 
 /*
@@ -511,7 +525,7 @@ static int wants(const struct ingero_recorder *r, size_t api, enum lib_event whi
 		return 0;
 	if (which == LIB_ENTRY)
 		return 1;
-	return !ingero_api_entry_only(&r->apis[api]) && (which == LIB_RETURN_OUT) == has_out(&r->apis[api]);
+	return !ingero_api_entry_only(&r->apis[api]) && (which == LIB_RETURN_OUT) == has_out(r, api);
 }
 
 static int add_lib_event(struct ingero_recorder *r, uint32_t lib_id, const char *path,
@@ -1011,19 +1025,19 @@ static uint32_t call_api(const struct ingero_recorder *r, const struct handler *
  * at return when the pointer is a stack slot of the caller's, or from the
  * words a callee-saved register points to when it is in the caller's heap
  * memory; else read from the process now (correct unless it changed the
- * slot meanwhile, and impossible once the process is gone).
+ * slot meanwhile, and impossible once the process is gone). out: the
+ * out-pointer's argument, -1 for an API without one.
  */
 static uint64_t out_value(const struct handler *h, const void *data, const struct frame *fr,
-			  const struct ingero_api *api, uint32_t pid)
+			  int out, uint32_t pid)
 {
-	int k = ingero_api_arg(api, INGERO_ARG_OUT_DEVPTR);
 	uint64_t addr, sp, off, v = 0;
 	struct iovec local, remote;
 	unsigned i;
 
-	if (k < 0)
+	if (out < 0)
 		return 0;
-	addr = fr->args[k];
+	addr = fr->args[out];
 	sp = h->f[F_SP].offset >= 0 ? read_field(data, &h->f[F_SP]) : 0;
 	off = addr - sp;
 	if (sp && off < (uint64_t)h->nwindow * 8 && !(off & 7)) {
@@ -1121,7 +1135,7 @@ static void on_entry(struct ingero_recorder *r, const struct handler *h, const v
 	fr->cpu = cpu;
 	for (i = 0; i < INGERO_MAX_ARGS; i++)
 		fr->args[i] = h->f[F_ARG0 + i].offset >= 0 ?
-			read_field(data, &h->f[F_ARG0 + i]) & r->arg_mask[api][i] : 0;
+			read_field(data, &h->f[F_ARG0 + i]) & r->fetch[api].arg_mask[i] : 0;
 	if (ingero_api_entry_only(&r->apis[api]))
 		end_call(r, t, t->depth - 1, ts, 0, 0);
 }
@@ -1144,7 +1158,7 @@ static void on_return(struct ingero_recorder *r, const struct handler *h, const 
 	/* Frames above it lost their returns. */
 	r->st.unpaired += t->depth - 1 - j;
 	end_call(r, t, j, ts, h->f[F_RET].offset >= 0 ? read_field(data, &h->f[F_RET]) : 0,
-		 out_value(h, data, &t->stack[j], &r->apis[api], ingero_session_local_pid(r->s, t->pid)));
+		 out_value(h, data, &t->stack[j], r->fetch[api].out, ingero_session_local_pid(r->s, t->pid)));
 }
 
 static uint32_t normalise_state(const struct ingero_recorder *r, uint64_t state)
@@ -1514,7 +1528,7 @@ void ingero_recorder_free(struct ingero_recorder *r)
 	free(r->threads);
 	free(r->files);
 	free(r->offsets);
-	free(r->arg_mask);
+	free(r->fetch);
 	pthread_mutex_destroy(&r->lock);
 	free(r);
 }
