@@ -33,6 +33,8 @@
 #define MAX_HEAP_REGS 8
 #define MAX_HEAP_WORDS 8
 #define DROPPED_CHECK_NS 1000000000ULL
+/* The thread table's first size, a power of two: most commands have a few threads, and it doubles as more appear. */
+#define THREADS_FIRST 16
 
 enum handler_kind {
 	H_NONE,
@@ -388,7 +390,7 @@ struct ingero_recorder *ingero_recorder_new(struct ingero_session *s, struct ing
 	r->api_enabled = api_enabled;
 	r->follow = s->sched != NULL;
 	pthread_mutex_init(&r->lock, NULL);
-	r->threads_cap = 256;
+	r->threads_cap = THREADS_FIRST;
 	r->threads = calloc(r->threads_cap, sizeof(*r->threads));
 	r->offsets = calloc(napis, sizeof(*r->offsets));
 	r->fetch = calloc(napis, sizeof(*r->fetch));
