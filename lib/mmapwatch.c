@@ -138,6 +138,13 @@ static void *watch(void *arg)
 	return NULL;
 }
 
+int ingero_mmapwatch_watching(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	return poll(&p, 1, 0) >= 0 && !(p.revents & (POLLHUP | POLLNVAL));
+}
+
 void ingero_mmapwatch_pass(int fd)
 {
 	serve(fd, NULL, NULL);

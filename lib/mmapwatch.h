@@ -34,6 +34,8 @@ int ingero_mmapwatch_start(struct ingero_mmapwatch *w, int fd, ingero_mmapwatch_
  * (ENOSYS), were it not for the copy that the session's keeper holds.
  */
 void ingero_mmapwatch_stop(struct ingero_mmapwatch *w);
+/* Whether a watched process is left: the listener hangs up once every one is gone. */
+int ingero_mmapwatch_watching(int fd);
 /* Lets every mapping through, unlooked at, until every watched process is gone: for when ingero is. */
 void ingero_mmapwatch_pass(int fd);
 /* Sends one byte on the socket, with the listener as its passenger when it is one (>= 0); -1 on failure. */

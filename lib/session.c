@@ -287,7 +287,7 @@ static void close_from(int fd)
  * ms each); ingero waits for them on a normal end, so that the kernel is as
  * it was when ingero exits and a tool started next does not see the events
  * vanish under it. Given the command's library watch, it leaves a process
- * that lets the loads of what is left of the command through.
+ * that lets the loads of what is left of the command through, if anything is.
  */
 static void keep(int fd)
 {
@@ -311,7 +311,7 @@ static void keep(int fd)
 		if (got >= 0)
 			listener = got;
 	remove_sessions(session_ours, &probes);
-	if (listener >= 0 && fork() == 0) {
+	if (listener >= 0 && ingero_mmapwatch_watching(listener) && fork() == 0) {
 		prctl(PR_SET_NAME, PASSER_NAME);
 		close(3);
 		ingero_mmapwatch_pass(listener);
