@@ -869,6 +869,8 @@ int cmd_record(int argc, const char **argv)
 	ingero_mmapwatch_stop(&watch);
 	ingero_session_stop(s);
 	ingero_recorder_poll(r, 1);
+	/* the last events are read: the kernel's removal of the session overlaps the writing of the trace */
+	ingero_session_remove(s);
 	ingero_recorder_finish(r);
 	ingero_writer_end(w);
 	ingero_writer_stats(w, &written);

@@ -1468,6 +1468,25 @@ static int read_and_merge(struct ingero_recorder *r, uint64_t watermark)
 	return full && handled;
 }
 
+/* Closes the readers of the buffers, and frees their pages: the kernel removes no instance whose buffers are open. */
+static void close_readers(struct ingero_recorder *r)
+{
+	int i;
+
+	for (i = 0; r->readers && i < r->nreaders; i++) {
+		struct cpu_reader *c = &r->readers[i];
+
+		if (c->tcpu)
+			tracefs_cpu_close(c->tcpu);
+		c->tcpu = NULL;
+		kbuffer_free(c->kbuf);
+		c->kbuf = NULL;
+		free(c->pages);
+		c->pages = NULL;
+		c->rec = NULL;
+	}
+}
+
 int ingero_recorder_poll(struct ingero_recorder *r, int final)
 {
 	uint64_t now = ingero_now_ns();
@@ -1485,6 +1504,8 @@ int ingero_recorder_poll(struct ingero_recorder *r, int final)
 	emit_lost(r, floor);
 	/* no task event can come before the floor any more either */
 	emit_follows(r, floor);
+	if (final)
+		close_readers(r);
 	pthread_mutex_unlock(&r->lock);
 	return 0;
 }
@@ -1514,12 +1535,7 @@ void ingero_recorder_free(struct ingero_recorder *r)
 
 	if (!r)
 		return;
-	for (i = 0; r->readers && i < (size_t)r->nreaders; i++) {
-		if (r->readers[i].tcpu)
-			tracefs_cpu_close(r->readers[i].tcpu);
-		kbuffer_free(r->readers[i].kbuf);
-		free(r->readers[i].pages);
-	}
+	close_readers(r);
 	for (i = 0; i < r->nhandlers; i++)
 		free(r->handlers[i]);
 	free(r->handlers);

@@ -62,7 +62,8 @@ pid_t ingero_process_of(pid_t tid);
 size_t ingero_recorder_processes(struct ingero_recorder *r, pid_t *pids, size_t from, size_t max);
 /*
  * Reads what the ring buffers hold and writes every event older than a
- * moment ago (all of them when final), in time order.
+ * moment ago, in time order. When final: all of them, and the buffers are
+ * closed, so that the session can be removed (ingero_session_remove()).
  */
 int ingero_recorder_poll(struct ingero_recorder *r, int final);
 /* Writes the calls still open as STREAM_OPEN, ending at the last event seen (a thread's own end closes its calls there). */

@@ -927,25 +927,30 @@ long long ingero_session_dropped(struct ingero_session *s, int buf, int cpu)
 	return n;
 }
 
+void ingero_session_remove(struct ingero_session *s)
+{
+	if (s->keeper < 0)
+		return;
+	if (s->instance)
+		tracefs_trace_off(s->instance);
+	if (s->sched)
+		tracefs_trace_off(s->sched);
+	/* the keeper removes the instance and the events once it sees the end of the socket */
+	close(s->keeper);
+	s->keeper = -1;
+}
+
 void ingero_session_free(struct ingero_session *s)
 {
 	if (!s)
 		return;
-	if (s->instance) {
-		tracefs_trace_off(s->instance);
-		tracefs_instance_free(s->instance);
-	}
-	if (s->sched) {
-		tracefs_trace_off(s->sched);
-		tracefs_instance_free(s->sched);
-	}
-	tracefs_dynevent_free(s->last);
-	/* the keeper removes the instance and the events once it sees the end of the socket */
-	if (s->keeper >= 0) {
-		close(s->keeper);
+	ingero_session_remove(s);
+	if (s->keeper_pid > 0)
 		while (waitpid(s->keeper_pid, NULL, 0) < 0 && errno == EINTR)
 			;
-	}
+	tracefs_instance_free(s->instance);
+	tracefs_instance_free(s->sched);
+	tracefs_dynevent_free(s->last);
 	tep_free(s->tep);
 	free(s);
 }

@@ -2,7 +2,7 @@
  * A recording session's state in the kernel: a private tracefs instance, the
  * uprobe events of a group, and their formats. Both are named after the
  * session's keeper, a child process that removes them once
- * ingero_session_free() closes its pipe, or ingero ends in any other way.
+ * ingero_session_remove() closes its socket, or ingero ends in any other way.
  * Nothing global is enabled.
  */
 #ifndef INGERO_SESSION_H
@@ -107,9 +107,13 @@ int ingero_session_processes_left(struct ingero_session *s);
 int ingero_session_start(struct ingero_session *s);
 int ingero_session_stop(struct ingero_session *s);
 /*
- * Turns tracing off, has the keeper disable and remove everything the
- * session registered, waits for it and frees s.
+ * Turns tracing off and has the keeper disable and remove everything the
+ * session registered, while ingero goes on: its grace periods pass as the
+ * trace is written. The buffers' readers must be closed; s is then good
+ * for ingero_session_free() alone.
  */
+void ingero_session_remove(struct ingero_session *s);
+/* Removes the session as above, unless it is being removed, waits until it is gone and frees s. */
 void ingero_session_free(struct ingero_session *s);
 
 /* The kernel's dropped-event count of one CPU's buffer of set buf (events it had no room for). */
