@@ -347,8 +347,10 @@ static int open_cpus(struct ingero_recorder *r)
 		c->buf = i / ncpus;
 		c->cpu = i % ncpus;
 		c->tcpu = ingero_session_open_cpu(r->s, c->buf, c->cpu);
+		if (!c->tcpu && errno == ENOENT)
+			continue;	/* a CPU the kernel has no buffer for */
 		if (!c->tcpu)
-			continue;	/* an offline CPU */
+			return error_errno("cannot open the ring buffer of CPU %d", c->cpu);
 		if (!r->page_size)
 			r->page_size = tracefs_cpu_read_size(c->tcpu);
 		c->kbuf = kbuffer_alloc(sizeof(long) == 8 ? KBUFFER_LSIZE_8 : KBUFFER_LSIZE_4,

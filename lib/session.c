@@ -358,18 +358,24 @@ struct tracefs_cpu *ingero_session_open_cpu(struct ingero_session *s, int buf, i
 {
 	struct tracefs_cpu *tcpu;
 	char name[64], *path;
-	int fd;
+	int fd, err;
 
 	snprintf(name, sizeof(name), "per_cpu/cpu%d/trace_pipe_raw", cpu);
 	path = tracefs_instance_get_file(buffer_instance(s, buf), name);
-	fd = path ? open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC) : -1;
+	if (!path)
+		return NULL;
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	err = errno;
 	tracefs_put_tracing_file(path);
+	errno = err;
 	if (fd < 0)
 		return NULL;
 	/* ingero leaves the sub-buffers at their size, the page's */
 	tcpu = tracefs_cpu_alloc_fd(fd, getpagesize(), true);
+	err = errno;
 	if (!tcpu)
 		close(fd);
+	errno = err;
 	return tcpu;
 }
 

@@ -79,7 +79,7 @@ int ingero_session_buffers(const struct ingero_session *s);
 /*
  * The reader of one CPU's ring buffer of set buf, non-blocking and closed on
  * exec: the command that ingero starts must not hold the instance busy. NULL
- * when the CPU has none (offline).
+ * and errno on failure: ENOENT where the kernel has no buffer for the CPU.
  */
 struct tracefs_cpu *ingero_session_open_cpu(struct ingero_session *s, int buf, int cpu);
 /*
