@@ -308,6 +308,9 @@ static void spawn(struct child *ch, const char **argv)
 	close(err[1]);
 	ch->listener = ingero_mmapwatch_receive(sv[0]);
 	close(sv[0]);
+	/* the command's library loads would wait for a listener that nobody holds */
+	if (ch->listener == -3)
+		die("cannot take the command's library watch: too many open files (ulimit -n)");
 	ch->go_fd = go[1];
 	ch->err_fd = err[0];
 }

@@ -180,6 +180,9 @@ int ingero_mmapwatch_receive(int sock)
 
 	if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) <= 0)
 		return -2;
+	/* the kernel drops a descriptor it has no room for in this process, and says so */
+	if (msg.msg_flags & MSG_CTRUNC)
+		return -3;
 	c = CMSG_FIRSTHDR(&msg);
 	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
 		memcpy(&fd, CMSG_DATA(c), sizeof(int));

@@ -40,7 +40,11 @@ int ingero_mmapwatch_watching(int fd);
 void ingero_mmapwatch_pass(int fd);
 /* Sends one byte on the socket, with the listener as its passenger when it is one (>= 0); -1 on failure. */
 int ingero_mmapwatch_send(int sock, int listener);
-/* What ingero_mmapwatch_send() sent: the listener (close-on-exec), -1 when none came, -2 at the end. */
+/*
+ * What ingero_mmapwatch_send() sent: the listener (close-on-exec), -1 when
+ * none came, -2 at the end, -3 when one came that this process had no room
+ * for (too many open files).
+ */
 int ingero_mmapwatch_receive(int sock);
 
 #endif
