@@ -282,11 +282,15 @@ static NORETURN void run_child(const char **argv, int sock, int go_fd, int err_f
 struct child {
 	pid_t pid;
 	int go_fd, err_fd;
+	int sock;		/* what the listener comes through, until it has */
 	int listener;
 	uint64_t stop_at;	/* when a stop signal came; 0: none yet */
 };
 
-/* Starts the command stopped before its exec, so nothing of it runs before the probes are in place. */
+/*
+ * Starts the command stopped before its exec, so nothing of it runs before
+ * the probes are in place; it sends its library watch meanwhile.
+ */
 static void spawn(struct child *ch, const char **argv)
 {
 	int sv[2], go[2], err[2];
@@ -306,13 +310,19 @@ static void spawn(struct child *ch, const char **argv)
 	close(sv[1]);
 	close(go[0]);
 	close(err[1]);
-	ch->listener = ingero_mmapwatch_receive(sv[0]);
-	close(sv[0]);
+	ch->sock = sv[0];
+	ch->go_fd = go[1];
+	ch->err_fd = err[0];
+}
+
+/* The library watch the command sends once it has installed it; -1 or -2 where none came. */
+static void take_listener(struct child *ch)
+{
+	ch->listener = ingero_mmapwatch_receive(ch->sock);
+	close(ch->sock);
 	/* the command's library loads would wait for a listener that nobody holds */
 	if (ch->listener == -3)
 		die("cannot take the command's library watch: too many open files (ulimit -n)");
-	ch->go_fd = go[1];
-	ch->err_fd = err[0];
 }
 
 /* Lets the command exec; 0, or its errno if the exec failed. */
@@ -776,7 +786,7 @@ int cmd_record(int argc, const char **argv)
 	char *command;
 	struct ingero_trace_stats written;
 	struct ingero_record_stats recorded;
-	int fd, status, err, left = 0, code = 1;
+	int fd, status, err, in_container, left = 0, code = 1;
 
 	argc = parse_options(argc, argv, options, record_usage, PARSE_OPT_STOP_AT_NON_OPTION);
 	if (!!argc + !!o.pids + !!o.all != 1) {
@@ -801,10 +811,14 @@ int cmd_record(int argc, const char **argv)
 		exit(127);
 	}
 
-	if (!argc && ingero_session_in_container())
+	in_container = ingero_session_in_container();
+	if (!argc && in_container)
 		die("in a PID namespace of its own (a container's), ingero records a command it starts; -p and -a need the host's");
 	if (o.pids)
 		parse_pids(o.pids, &pids);
+	/* Forked first, the command makes its start while the session is set up; in a container, see below. */
+	if (argc && !in_container)
+		spawn(&ch, argv);
 	s = ingero_session_new(o.buffer_kb, o.all);
 	if (!s)
 		exit(1);
@@ -821,10 +835,14 @@ int cmd_record(int argc, const char **argv)
 		exit(1);
 	catch_signals();
 
-	if (argc) {
+	/* In a container, ingero's own pid goes into the filter first: the fork adds the command's host pid to it. */
+	if (argc && ch.pid < 0) {
 		if (ingero_session_follow_children(s))
 			goto fail;
 		spawn(&ch, argv);
+	}
+	if (argc) {
+		take_listener(&ch);
 		pid_list_add(&pids, ch.pid);
 		/* A script, or any file not ELF, has no runtime linked in. */
 		if (ingero_lib_has_cuda(exe, apis, napis))
