@@ -183,6 +183,21 @@ static int destroy_instance(struct tracefs_instance *inst)
 	return 0;
 }
 
+/*
+ * Disables the uprobe events of the session that the instance named name
+ * is of (group ingero_PID for instance ingero-PID): they leave faster
+ * disabled first, while the scheduler's events leave faster with the
+ * instance, which disables them in an order of its own.
+ */
+static void disable_uprobes(struct tracefs_instance *inst, const char *name)
+{
+	const char *owner = name + strlen(INSTANCE_PREFIX);
+	char file[128];
+
+	snprintf(file, sizeof(file), "events/" GROUP_PREFIX "%.*s/enable", (int)strcspn(owner, "."), owner);
+	tracefs_instance_file_write(inst, file, "0");
+}
+
 static int remove_instance_named(const char *name, void *data)
 {
 	struct removal *rm = data;
@@ -195,8 +210,7 @@ static int remove_instance_named(const char *name, void *data)
 	inst = tracefs_instance_alloc(NULL, name);
 	if (inst) {
 		tracefs_trace_off(inst);
-		/* disabled first, the events leave faster than with the instance */
-		tracefs_instance_file_write(inst, "events/enable", "0");
+		disable_uprobes(inst, name);
 		if (!destroy_instance(inst))
 			rm->instances++;
 		tracefs_instance_free(inst);
