@@ -728,10 +728,11 @@ static int record_loop(struct ingero_session *s, struct ingero_recorder *r, stru
 		uint64_t now;
 
 		sleep_ns(POLL_INTERVAL_NS);
-		ingero_recorder_poll(r, 0);
-		now = ingero_now_ns();
+		/* the command's end is seen before a read: the last read, the final one, reads everything */
 		if (ch && waitpid(ch->pid, &status, WNOHANG) == ch->pid)
 			break;
+		ingero_recorder_poll(r, 0);
+		now = ingero_now_ns();
 		if (now - start >= duration_ns)
 			break;
 		if (ch ? pass_signal(ch, now) : stop_signal != 0)
