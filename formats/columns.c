@@ -59,6 +59,10 @@ int column_scratch_init(struct column_scratch *s, int encode)
 	s->codes = malloc(BLOCK_MAX_EVENTS * sizeof(*s->codes));
 	s->last = malloc(BLOCK_MAX_EVENTS * sizeof(*s->last));
 	s->dict = malloc(BLOCK_MAX_EVENTS * sizeof(*s->dict));
+	s->start = malloc((BLOCK_MAX_EVENTS + 1) * sizeof(*s->start));
+	s->perm = malloc(BLOCK_MAX_EVENTS * sizeof(*s->perm));
+	s->grouped = malloc(BLOCK_MAX_EVENTS * sizeof(*s->grouped));
+	s->perm_col = COL_NONE;
 	if (encode) {
 		s->dict_key = malloc(BLOCK_MAX_EVENTS * sizeof(*s->dict_key));
 		s->dict_code = malloc(BLOCK_MAX_EVENTS * sizeof(*s->dict_code));
@@ -69,7 +73,7 @@ int column_scratch_init(struct column_scratch *s, int encode)
 		s->keys = malloc(BLOCK_MAX_EVENTS * sizeof(*s->keys));
 		s->pool = malloc(KEY_POOL * sizeof(*s->pool));
 	}
-	if (!s->codes || !s->last || !s->dict ||
+	if (!s->codes || !s->last || !s->dict || !s->start || !s->perm || !s->grouped ||
 	    (encode ? !s->dict_key || !s->dict_code || !s->recent || !s->slots || !s->direct : !s->keys || !s->pool)) {
 		column_scratch_release(s);
 		return error_errno("cannot allocate column buffers");
@@ -89,6 +93,9 @@ void column_scratch_release(struct column_scratch *s)
 	free(s->direct);
 	free(s->keys);
 	free(s->pool);
+	free(s->start);
+	free(s->perm);
+	free(s->grouped);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -445,6 +452,133 @@ static const char *get_codes(const uint8_t *p, size_t len, uint64_t *codes, uint
 	return NULL;
 }
 
+/* Sparse codes of n events, sound by sparse_check(), into codes. */
+static void sparse_get(uint64_t *codes, const uint8_t *p, size_t len, uint32_t n)
+{
+	const uint8_t *end = p + len;
+
+	memset(codes, 0, n * sizeof(*codes));
+	for (p += 4; p < end; p += SPARSE_ENTRY_SIZE)
+		codes[get_u32(p)] = get_u64(p + 4);
+}
+
+/*
+ * The order of the groups of dict column g, whose entries for the n events
+ * are k[], nk of them: group after group in the order of the entries, each
+ * group's events in their order. It stands until column g is made or read
+ * again (groups_forget()).
+ */
+static void group_order(struct column_scratch *s, unsigned g, const uint16_t *k, uint32_t nk, uint32_t n)
+{
+	uint32_t *start = s->start, e, i;
+
+	if (s->perm_col == g)
+		return;
+	memset(start, 0, (nk + 1) * sizeof(*start));
+	for (i = 0; i < n; i++)
+		start[k[i] + 1]++;
+	for (e = 0; e < nk; e++)
+		start[e + 1] += start[e];
+	/* each event takes its group's next place: start[e] moves on to where group e + 1 starts */
+	for (i = 0; i < n; i++)
+		s->perm[i] = start[k[i]]++;
+	memmove(start + 1, start, nk * sizeof(*start));
+	start[0] = 0;
+	s->perm_col = g;
+}
+
+/* Column c's entries are made anew: the order of its groups is no longer known. */
+static void groups_forget(struct column_scratch *s, unsigned c)
+{
+	if (s->perm_col == c)
+		s->perm_col = COL_NONE;
+}
+
+/* The width of m codes, picked from the greatest, and their size in *size. */
+static unsigned group_width(const uint64_t *codes, uint32_t m, size_t *size)
+{
+	struct code_stats st = { 0 };
+	uint32_t i;
+
+	for (i = 0; i < m; i++)
+		stats_add(&st, codes[i]);
+	return pick_width(codes, m, &st, size);
+}
+
+/*
+ * The codes of a column grouped as group_order() last ordered them, nk
+ * groups of n events: moved to their groups' order, then put at p a
+ * group's record after another, each its width, length and codes.
+ */
+static uint8_t *put_groups(uint8_t *p, struct column_scratch *s, uint32_t nk, uint32_t n)
+{
+	uint32_t i, e;
+
+	for (i = 0; i < n; i++)
+		s->grouped[s->perm[i]] = s->codes[i];
+	for (e = 0; e < nk; e++) {
+		const uint64_t *codes = s->grouped + s->start[e];
+		uint32_t m = s->start[e + 1] - s->start[e];
+		size_t size;
+		unsigned w = group_width(codes, m, &size);
+
+		p[0] = (uint8_t)w;
+		put_u32(p + 1, (uint32_t)size);
+		p = put_codes(p + GROUP_HEADER_SIZE, codes, m, w);
+	}
+	return p;
+}
+
+/* The groups' records of a grouped column, from p[0..len), their codes put in the groups' order into s->grouped. */
+static const char *get_groups(const uint8_t *p, size_t len, struct column_scratch *s, uint32_t nk)
+{
+	const uint8_t *end = p + len;
+	const char *err;
+	uint32_t e;
+
+	for (e = 0; e < nk; e++) {
+		uint64_t *group = s->grouped + s->start[e];
+		uint32_t m = s->start[e + 1] - s->start[e], glen;
+		unsigned w;
+
+		if ((size_t)(end - p) < GROUP_HEADER_SIZE ||
+		    (glen = get_u32(p + 1)) > (size_t)(end - p) - GROUP_HEADER_SIZE)
+			return "column group cut short";
+		w = p[0];
+		p += GROUP_HEADER_SIZE;
+		if ((err = w == WIDTH_SPARSE ? sparse_check(p, glen, m) : get_codes(p, glen, group, m, w)))
+			return err;
+		if (w == WIDTH_SPARSE)
+			sparse_get(group, p, glen, m);
+		p += glen;
+	}
+	return p == end ? NULL : "column has trailing bytes";
+}
+
+/*
+ * The n codes of column d's record p[0..len) of width w: an array of them
+ * in event order, or of a grouped column's in the groups' order, which in
+ * gathers. Returns where in takes them from, or -1 and *err.
+ */
+static int codes_of(const uint8_t *p, size_t len, const struct column_def *d, unsigned w,
+		    uint16_t *const *keyidx, const uint32_t *keyn, uint32_t n, struct column_scratch *s,
+		    struct codes_in *in, const char **err)
+{
+	if (d->group == COL_NONE) {
+		in->codes = s->codes;
+		*err = get_codes(p, len, s->codes, n, w);
+		return *err ? -1 : CODES_ARRAY;
+	}
+	*err = "bad column width";
+	if (w != WIDTH_GROUPS)
+		return -1;
+	group_order(s, d->group, keyidx[d->group], keyn[d->group], n);
+	in->codes = s->grouped;
+	in->perm = s->perm;
+	*err = get_groups(p, len, s, keyn[d->group]);
+	return *err ? -1 : CODES_GATHER;
+}
+
 /*
  * With PRED_RISE the difference is taken as it is, for a column that does
  * not fall, rather than zigzagged. With PRED_ZERO, 0 is coded 0; a non-zero
@@ -500,6 +634,8 @@ static inline __attribute__((always_inline)) uint64_t code_in(struct codes_in *i
 
 	if (from == CODES_ARRAY)
 		return in->codes[i];
+	if (from == CODES_GATHER)
+		return in->codes[in->perm[i]];
 	if (from == CODES_BYTES)
 		return in->p[i];
 	if (i != in->next)
@@ -905,6 +1041,8 @@ dict_codes(struct column_scratch *s, const uint64_t *dict, const uint16_t *k, ui
 		return dict_from(s, dict, k, keyn, &in, CODES_BYTES, nd, n, idx, v);
 	if (from == CODES_SPARSE)
 		return dict_from(s, dict, k, keyn, &in, CODES_SPARSE, nd, n, idx, v);
+	if (from == CODES_GATHER)
+		return dict_from(s, dict, k, keyn, &in, CODES_GATHER, nd, n, idx, v);
 	return dict_from(s, dict, k, keyn, &in, CODES_ARRAY, nd, n, idx, v);
 }
 
@@ -928,6 +1066,21 @@ static uint32_t rle_build(const uint64_t *v, uint32_t n, uint8_t *p)
 	return runs;
 }
 
+/*
+ * The width of column d's codes, and their size: a grouped column's
+ * groups pick their own, and it takes at most 8 bytes an event and a
+ * group's record header for each group.
+ */
+static unsigned column_width(const struct column_def *d, uint16_t **keyidx, const uint32_t *keyn, uint32_t n,
+			     struct column_scratch *s, const struct code_stats *st, size_t *size)
+{
+	if (d->group == COL_NONE)
+		return pick_width(s->codes, n, st, size);
+	group_order(s, d->group, keyidx[d->group], keyn[d->group], n);
+	*size = 8 * (size_t)n + GROUP_HEADER_SIZE * (size_t)keyn[d->group];
+	return WIDTH_GROUPS;
+}
+
 int column_encode(struct buf *out, const struct column_def *cols, unsigned c,
 		  uint64_t *const *vals, uint16_t **keyidx, uint32_t *keyn, uint32_t n,
 		  struct column_scratch *s)
@@ -938,7 +1091,7 @@ int column_encode(struct buf *out, const struct column_def *cols, unsigned c,
 	uint32_t nd = 0;
 	unsigned w = 0;
 	size_t size = 0, head = COLUMN_HEADER_SIZE;
-	uint8_t *p;
+	uint8_t *rec, *p;
 
 	switch (d->enc) {
 	case ENC_DELTA:
@@ -946,12 +1099,13 @@ int column_encode(struct buf *out, const struct column_def *cols, unsigned c,
 			base = n ? vals[d->src == COL_NONE ? c : d->src][0] : 0;
 		delta_run(cols, c, vals, keyidx, d->key == COL_NONE ? 0 : keyn[d->key], n, base,
 			  s->codes, NULL, CODES_ARRAY, s->last, &st, 0);
-		w = pick_width(s->codes, n, &st, &size);
+		w = column_width(d, keyidx, keyn, n, s, &st, &size);
 		break;
 	case ENC_DICT:
+		groups_forget(s, c);
 		nd = keyn[c] = dict_build(vals[c], d->key == COL_NONE ? NULL : keyidx[d->key],
 					  d->key == COL_NONE ? 0 : keyn[d->key], n, s, keyidx[c], &st);
-		w = pick_width(s->codes, n, &st, &size);
+		w = column_width(d, keyidx, keyn, n, s, &st, &size);
 		head += 4 + 8 * (size_t)nd;
 		break;
 	case ENC_RLE:
@@ -963,15 +1117,15 @@ int column_encode(struct buf *out, const struct column_def *cols, unsigned c,
 	}
 	if (buf_grow(out, head + size))
 		return -1;
-	p = out->data + out->len;
+	rec = p = out->data + out->len;
 	put_u16(p, (uint16_t)c);
 	p[2] = d->enc;
 	p[3] = (uint8_t)w;
-	put_u32(p + 4, (uint32_t)(head - COLUMN_HEADER_SIZE + size));
 	put_u64(p + 8, base);
 	p += COLUMN_HEADER_SIZE;
 	if (d->enc == ENC_RLE) {
 		put_u32(p, rle_build(vals[c], n, p + 4));
+		p += size + 4;
 	} else {
 		if (d->enc == ENC_DICT) {
 			uint32_t i;
@@ -981,9 +1135,10 @@ int column_encode(struct buf *out, const struct column_def *cols, unsigned c,
 				put_u64(p + 4 + 8 * i, s->dict[i]);
 			p += 4 + 8 * (size_t)nd;
 		}
-		put_codes(p, s->codes, n, w);
+		p = w == WIDTH_GROUPS ? put_groups(p, s, keyn[d->group], n) : put_codes(p, s->codes, n, w);
 	}
-	out->len += head + size;
+	put_u32(rec + 4, (uint32_t)(p - rec - COLUMN_HEADER_SIZE));
+	out->len += p - rec;
 	return 0;
 }
 
@@ -1012,7 +1167,7 @@ const char *column_decode(const uint8_t *rec, size_t len, const struct column_de
 	const uint16_t *k;
 	const char *err;
 	uint32_t i, nd, runs, keyn_of = d->key == COL_NONE ? 0 : keyn[d->key];
-	int got;
+	int got, from;
 
 	len -= COLUMN_HEADER_SIZE;
 	switch (d->enc) {
@@ -1020,12 +1175,15 @@ const char *column_decode(const uint8_t *rec, size_t len, const struct column_de
 		if ((got = delta_chunked(rec, COLUMN_HEADER_SIZE + len, cols, c, vals, keyidx, keyn_of, n, s->last,
 					 &err)))
 			return got < 0 ? err : NULL;
-		if ((err = get_codes(p, len, s->codes, n, w)))
+		if ((from = codes_of(p, len, d, w, keyidx, keyn, n, s, &in, &err)) < 0)
 			return err;
-		in.codes = s->codes;
-		delta_run(cols, c, vals, keyidx, keyn_of, n, base, NULL, &in, CODES_ARRAY, s->last, NULL, 1);
+		if (from == CODES_GATHER)
+			delta_run(cols, c, vals, keyidx, keyn_of, n, base, NULL, &in, CODES_GATHER, s->last, NULL, 1);
+		else
+			delta_run(cols, c, vals, keyidx, keyn_of, n, base, NULL, &in, CODES_ARRAY, s->last, NULL, 1);
 		return NULL;
 	case ENC_DICT:
+		groups_forget(s, c);
 		if (len < 4 || (nd = get_u32(p)) > n || len - 4 < 8 * (size_t)nd)
 			return "bad dictionary";
 		for (i = 0; i < nd; i++)
@@ -1036,21 +1194,20 @@ const char *column_decode(const uint8_t *rec, size_t len, const struct column_de
 		if (dict_table)
 			v = NULL;
 		k = d->key == COL_NONE ? NULL : keyidx[d->key];
-		if (w == 1 && len == n) {
+		if (d->group == COL_NONE && w == 1 && len == n) {
 			in.p = p;
 			return dict_codes(s, dict, k, keyn_of, in, CODES_BYTES, nd, n, keyidx[c], v);
 		}
 		/* taken as the events reach them, not spread out over an array of the block's size first */
-		if (w == WIDTH_SPARSE) {
+		if (d->group == COL_NONE && w == WIDTH_SPARSE) {
 			if ((err = sparse_check(p, len, n)))
 				return err;
 			in = sparse_in(p, len);
 			return dict_codes(s, dict, k, keyn_of, in, CODES_SPARSE, nd, n, keyidx[c], v);
 		}
-		if ((err = get_codes(p, len, s->codes, n, w)))
+		if ((from = codes_of(p, len, d, w, keyidx, keyn, n, s, &in, &err)) < 0)
 			return err;
-		in.codes = s->codes;
-		return dict_codes(s, dict, k, keyn_of, in, CODES_ARRAY, nd, n, keyidx[c], v);
+		return dict_codes(s, dict, k, keyn_of, in, from, nd, n, keyidx[c], v);
 	case ENC_RLE:
 		if (len < 4 || (runs = get_u32(p)) > n || len != 4 + 12 * (size_t)runs)
 			return "bad run lengths";
@@ -1079,6 +1236,9 @@ int delta_lazy_init(struct delta_lazy *dl, const uint8_t *rec, size_t len, const
 
 	len -= COLUMN_HEADER_SIZE;
 	*err = NULL;
+	/* a grouped column's codes are not in event order */
+	if (d->group != COL_NONE)
+		return 0;
 	if (w == WIDTH_SPARSE) {
 		if ((*err = sparse_check(p, len, n)))
 			return -1;

@@ -10,8 +10,8 @@
 #include <string.h>
 #include "../lib/event.h"
 
-#define FORMAT_MAJOR 2
-#define FORMAT_MINOR 2
+#define FORMAT_MAJOR 3
+#define FORMAT_MINOR 0
 #define FORMAT_MAGIC "INGERO\x1a\n"
 #define FORMAT_MAGIC_LEN 8
 
@@ -24,6 +24,10 @@
 
 #define BLOCK_HEADER_SIZE 32
 #define COLUMN_HEADER_SIZE 16
+/* A column's entry in the header's schema, after its name and unit. */
+#define COLUMN_DEF_SIZE 12
+/* A group's record in a grouped column: u8 width, u32 length. */
+#define GROUP_HEADER_SIZE 5
 #define INDEX_ENTRY_SIZE 48
 #define INDEX_HEAD_SIZE 8
 
@@ -65,7 +69,8 @@ enum column_type { TYPE_U32 = 1, TYPE_I32 = 2, TYPE_U64 = 3, TYPE_STRING = 4 };
  * column's value at the last event with the same key (or the previous
  * event, without a key; or this event, with PRED_SAME). dict: an index into
  * the block's table of values, with a key among the values of that key
- * only. rle: (value, run) pairs.
+ * only. rle: (value, run) pairs. A column with a group column (a dict
+ * column before it) keeps its codes group by group, each with its own width.
  */
 enum column_encoding { ENC_DELTA = 1, ENC_DICT = 2, ENC_RLE = 3 };
 #define PRED_ZERO 0x1	/* 0 is coded as 0 and the other codes move up by one */
@@ -74,16 +79,18 @@ enum column_encoding { ENC_DELTA = 1, ENC_DICT = 2, ENC_RLE = 3 };
 #define COL_NONE 0xffff
 /*
  * A column record's width: 0 varints, 1 one byte each, WIDTH_PLANES | 2..8
- * that many byte planes, WIDTH_SPARSE the few codes that are not 0.
+ * that many byte planes, WIDTH_SPARSE the few codes that are not 0,
+ * WIDTH_GROUPS a record per group, each of its own width.
  */
 #define WIDTH_PLANES 0x10
 #define WIDTH_SPARSE 0x20
+#define WIDTH_GROUPS 0x40
 #define SPARSE_ENTRY_SIZE 12
 
 struct column_def {
 	const char *name, *unit;
 	uint8_t type, enc, flags;
-	uint16_t key, src;	/* column indexes or COL_NONE */
+	uint16_t key, src, group;	/* column indexes or COL_NONE */
 	uint16_t off;		/* in struct ingero_event */
 };
 
@@ -147,6 +154,13 @@ struct column_scratch {
 	/* decode: per key index, its entries in the pool */
 	struct key_entries *keys;
 	uint32_t *pool;
+	/*
+	 * The order of the groups of column perm_col (or COL_NONE): the codes
+	 * of entry e lie from start[e] to start[e + 1], those of event i at
+	 * perm[i]; grouped, the codes of a grouped column in that order.
+	 */
+	uint32_t *start, *perm, perm_col;
+	uint64_t *grouped;
 };
 /* What encoding and decoding each need. */
 int column_scratch_init(struct column_scratch *s, int encode);
@@ -172,15 +186,17 @@ const char *column_decode(const uint8_t *p, size_t len, const struct column_def 
 /*
  * Where the codes to decode come from: an array of them; the record's bytes
  * when each is one byte, or its planes; or the record's sparse entries,
- * taken as the events reach them.
+ * taken as the events reach them; or an array in the order of groups,
+ * event i's at perm[i].
  */
-enum codes_from { CODES_ARRAY, CODES_BYTES, CODES_PLANES, CODES_SPARSE };
+enum codes_from { CODES_ARRAY, CODES_BYTES, CODES_PLANES, CODES_SPARSE, CODES_GATHER };
 
 struct codes_in {
 	const uint64_t *codes;
 	const uint8_t *p, *end;	/* the record's bytes; sparse: the next entry and the end */
 	uint32_t next;		/* sparse: the event of the next entry */
 	uint32_t planes, n;	/* planes: how many, and the events in each */
+	const uint32_t *perm;	/* gather: each event's place in codes */
 };
 
 /* A delta column decoded as the events reach it, from its record in the block's section. */

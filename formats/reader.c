@@ -353,13 +353,20 @@ static void parse_api_flags(struct ingero_reader *r, struct in *in)
 		apis[i].flags = in_u32(in);
 }
 
+/* Whether column k of fs, one that column c is keyed or grouped by, is a usable dict column before c. */
+static int dict_before(const struct fstream *fs, unsigned k, unsigned c)
+{
+	return k < c && fs->cols[k].d.enc == ENC_DICT && fs->cols[k].usable;
+}
+
 static int column_usable(const struct fstream *fs, unsigned c)
 {
 	const struct column_def *d = &fs->cols[c].d;
 
 	if (d->type < TYPE_U32 || d->type > TYPE_STRING || d->enc < ENC_DELTA || d->enc > ENC_RLE)
 		return 0;
-	if (d->key != COL_NONE && (d->key >= c || fs->cols[d->key].d.enc != ENC_DICT || !fs->cols[d->key].usable))
+	if ((d->key != COL_NONE && !dict_before(fs, d->key, c)) ||
+	    (d->group != COL_NONE && (d->enc == ENC_RLE || !dict_before(fs, d->group, c))))
 		return 0;
 	if (d->enc != ENC_DELTA)
 		return 1;
@@ -433,13 +440,14 @@ static void parse_schema(struct ingero_reader *r, struct in *in)
 
 			d->name = in_str(r, in);
 			d->unit = in_str(r, in);
-			if (!(p = in_take(in, 8)))
+			if (!(p = in_take(in, COLUMN_DEF_SIZE)))
 				break;
 			d->type = p[0];
 			d->enc = p[1];
 			d->flags = p[2];
 			d->key = get_u16(p + 4);
 			d->src = get_u16(p + 6);
+			d->group = get_u16(p + 8);
 		}
 		if (in->bad)
 			break;
@@ -460,8 +468,8 @@ static int parse_header(struct ingero_reader *r)
 	if (!p || memcmp(p, FORMAT_MAGIC, FORMAT_MAGIC_LEN))
 		return error("'%s' is not an ingero trace", r->name);
 	if (get_u16(p + 8) != FORMAT_MAJOR)
-		return error("'%s' is a version %u trace; this ingero reads version %u", r->name,
-			     get_u16(p + 8), FORMAT_MAJOR);
+		return error("'%s' is a version %u trace; this ingero reads version %u only (read it with the ingero "
+			     "that wrote it)", r->name, get_u16(p + 8), FORMAT_MAJOR);
 	r->h.ncpus = get_u32(p + 16);
 	r->h.start_ns = get_u64(p + 20);
 	r->h.realtime_ns = get_u64(p + 28);
@@ -952,7 +960,8 @@ static const char *decode_block(struct ingero_reader *r, struct cursor *c, const
 		if (p[2] != fc->d.enc)
 			return "column encoding differs from the header";
 		if (fc->usable && (fc->d.key == COL_NONE || (present >> fc->d.key & 1)) &&
-		    (fc->d.src == COL_NONE || (present >> fc->d.src & 1))) {
+		    (fc->d.src == COL_NONE || (present >> fc->d.src & 1)) &&
+		    (fc->d.group == COL_NONE || (present >> fc->d.group & 1))) {
 			if (!c->vals[0] && cursor_alloc(c, fs->ncols))
 				return "out of memory";
 			if (fc->d.enc == ENC_DICT && !c->keyidx[col] &&

@@ -425,7 +425,7 @@ static int put_schema(struct ingero_writer *w)
 		for (c = 0; c < sd->ncols; c++) {
 			const struct column_def *d = &sd->cols[c];
 
-			if (put_str(w, d->name) || put_str(w, d->unit) || !(p = sec_put(w, 8)))
+			if (put_str(w, d->name) || put_str(w, d->unit) || !(p = sec_put(w, COLUMN_DEF_SIZE)))
 				return -1;
 			p[0] = d->type;
 			p[1] = d->enc;
@@ -433,6 +433,8 @@ static int put_schema(struct ingero_writer *w)
 			p[3] = 0;
 			put_u16(p + 4, d->key);
 			put_u16(p + 6, d->src);
+			put_u16(p + 8, d->group);
+			put_u16(p + 10, 0);
 		}
 	}
 	return 0;
@@ -608,26 +610,50 @@ static void rows_flush(struct stream_buf *sb)
 		rows_to_columns(sb, sb->n - m, m);
 }
 
+/* Ends a zstd block at offset at, unless what lies since the last end is too small to pay for tables of its own. */
+static unsigned cut_add(uint32_t *cuts, unsigned ncuts, uint32_t at)
+{
+	if (ncuts < MAX_CUTS && at - (ncuts ? cuts[ncuts - 1] : 0) >= CUT_MIN)
+		cuts[ncuts++] = at;
+	return ncuts;
+}
+
+/* The zstd block ends after each of the byte planes of the codes of width w at data, len bytes of them. */
+static unsigned cut_planes(uint32_t *cuts, unsigned ncuts, uint32_t data, unsigned w, uint32_t len)
+{
+	unsigned planes = w & WIDTH_PLANES ? w & ~WIDTH_PLANES : 1, b;
+
+	for (b = 1; b < planes; b++)
+		ncuts = cut_add(cuts, ncuts, data + b * (len / planes));
+	return ncuts;
+}
+
 /*
  * Adds the zstd block ends for the column record at rec, which ends at end:
- * one after each byte plane and at the end of the column (but not of the
- * section). What is too small to pay for tables of its own shares the next
- * one's.
+ * one after each byte plane, each group's, and at the end of the column
+ * (but not of the section).
  */
-static unsigned cut_column(const uint8_t *rec, uint32_t n, uint32_t *cuts, unsigned ncuts, uint32_t end, int last)
+static unsigned cut_column(const uint8_t *rec, uint32_t *cuts, unsigned ncuts, uint32_t end, int last)
 {
-	uint32_t at = end - COLUMN_HEADER_SIZE - get_u32(rec + 4), data = at + COLUMN_HEADER_SIZE, b;
+	uint32_t len = get_u32(rec + 4), at = end - COLUMN_HEADER_SIZE - len, data = at + COLUMN_HEADER_SIZE;
 
-	if (rec[3] & WIDTH_PLANES) {
-		if (rec[2] == ENC_DICT)
-			data += 4 + 8 * get_u32(rec + COLUMN_HEADER_SIZE);
-		for (b = 1; b < (rec[3] & ~WIDTH_PLANES); b++)
-			if (ncuts < MAX_CUTS && data + b * n - (ncuts ? cuts[ncuts - 1] : 0) >= CUT_MIN)
-				cuts[ncuts++] = data + b * n;
+	if (rec[2] == ENC_DICT)
+		data += 4 + 8 * get_u32(rec + COLUMN_HEADER_SIZE);
+	if (rec[3] & WIDTH_PLANES)
+		ncuts = cut_planes(cuts, ncuts, data, rec[3], end - data);
+	/* a group's record: width, length, its codes */
+	while (rec[3] == WIDTH_GROUPS && data < end) {
+		const uint8_t *g = rec + (data - at);
+		uint32_t glen = get_u32(g + 1);
+
+		data += GROUP_HEADER_SIZE;
+		if (g[0] & WIDTH_PLANES)
+			ncuts = cut_planes(cuts, ncuts, data, g[0], glen);
+		data += glen;
+		if (data < end)
+			ncuts = cut_add(cuts, ncuts, data);
 	}
-	if (!last && ncuts < MAX_CUTS && end - (ncuts ? cuts[ncuts - 1] : 0) >= CUT_MIN)
-		cuts[ncuts++] = end;
-	return ncuts;
+	return last ? ncuts : cut_add(cuts, ncuts, end);
 }
 
 static int end_block(struct ingero_writer *w, unsigned s)
@@ -659,7 +685,7 @@ static int end_block(struct ingero_writer *w, unsigned s)
 			return -1;
 		if (w->measure && measure_column(w, s, c, at))
 			return -1;
-		ncuts = cut_column(w->sec.data + at, sb->n, cuts, ncuts, (uint32_t)w->sec.len, c + 1 == sd->ncols);
+		ncuts = cut_column(w->sec.data + at, cuts, ncuts, (uint32_t)w->sec.len, c + 1 == sd->ncols);
 	}
 	if (write_section(w, TAG_BLOCK, &e, cuts, ncuts))
 		return -1;

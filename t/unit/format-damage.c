@@ -280,6 +280,34 @@ static void test_columns(const struct gen *g)
 	   caught, read);
 	free(full);
 }
+/* A trace of another major version (the header's u16 at 8) is refused at open, in one line that names both. */
+static void test_version(void)
+{
+	size_t len, got;
+	uint8_t *plain = section_of(0, &len);
+	char msg[256] = "", expect[256];
+	int fd, out = memfd_create("stderr", 0), saved = dup(2);
+	struct ingero_reader *r;
+
+	put_u16(plain + SECTION_HEADER_SIZE + 8, FORMAT_MAJOR - 1);
+	section_seal(plain, TAG_HEADER, (uint32_t)(len - SECTION_HEADER_SIZE), 0);
+	fd = spliced_with(0, plain, len);
+	dup2(out, 2);
+	r = ingero_reader_open_fd(fd, "old.ing.zst");
+	dup2(saved, 2);
+	got = pread(out, msg, sizeof(msg) - 1, 0);
+	msg[got > 0 ? got : 0] = 0;
+	snprintf(expect, sizeof(expect), "ingero: 'old.ing.zst' is a version %d trace; this ingero reads version %d "
+		 "only (read it with the ingero that wrote it)\n", FORMAT_MAJOR - 1, FORMAT_MAJOR);
+	ok(!r && !strcmp(msg, expect), "a trace of version %d is refused in one line: %.*s", FORMAT_MAJOR - 1,
+	   (int)strcspn(msg, "\n"), msg);
+	ingero_reader_close(r);
+	close(fd);
+	close(out);
+	close(saved);
+	free(plain);
+}
+
 int main(void)
 {
 	/* about 40 blocks over 12 s of trace: checkpoints every second */
@@ -299,6 +327,7 @@ int main(void)
 	test_flips(&g);
 	test_checksum();
 	test_columns(&g);
+	test_version();
 	free(file);
 	free(g.ev);
 	return done_testing();
