@@ -206,6 +206,11 @@ static unsigned pick_width(const uint64_t *codes, uint32_t n, const struct code_
 		*size = (size_t)sparse;
 		return WIDTH_SPARSE;
 	}
+	/* half a byte each: fewer bytes for zstd to go through, and fewer repeats of a few codes to match */
+	if (st->max < 0x10) {
+		*size = ((size_t)n + 1) / 2;
+		return WIDTH_NIBBLES;
+	}
 	/* varints take a byte or more each, so they can be under half of two planes only in theory */
 	if (w <= 2) {
 		*size = (size_t)n * w;
@@ -382,6 +387,13 @@ static uint8_t *put_codes(uint8_t *p, const uint64_t *codes, uint32_t n, unsigne
 
 	if (w == WIDTH_SPARSE)
 		return put_sparse(p, codes, n);
+	if (w == WIDTH_NIBBLES) {
+		for (i = 0; i + 1 < n; i += 2)
+			*p++ = (uint8_t)(codes[i] | codes[i + 1] << 4);
+		if (i < n)
+			*p++ = (uint8_t)codes[i];
+		return p;
+	}
 	if (!w) {
 		for (i = 0; i < n; i++)
 			p = put_varint(p, codes[i]);
@@ -407,6 +419,47 @@ static const char *sparse_check(const uint8_t *p, size_t len, uint32_t n)
 	return NULL;
 }
 
+#if defined(__SSE2__)
+/*
+ * The 2 * PLANES_GROUP codes of the PLANES_GROUP bytes at p, two to a
+ * byte: the bytes' low and high halves interleaved are the codes as bytes,
+ * widened as planes_group() does.
+ */
+static inline __attribute__((always_inline)) void nibbles_group(uint64_t *codes, const uint8_t *p)
+{
+	__m128i zero = _mm_setzero_si128(), mask = _mm_set1_epi8(0x0f), b = _mm_loadu_si128((const __m128i *)p);
+	__m128i half[2] = { _mm_and_si128(b, mask), _mm_and_si128(_mm_srli_epi16(b, 4), mask) };
+	__m128i bytes[2] = { _mm_unpacklo_epi8(half[0], half[1]), _mm_unpackhi_epi8(half[0], half[1]) };
+	unsigned k, h;
+
+	for (k = 0; k < 2; k++)
+		for (h = 0; h < 2; h++) {
+			__m128i w16 = h ? _mm_unpackhi_epi8(bytes[k], zero) : _mm_unpacklo_epi8(bytes[k], zero);
+			__m128i lo = _mm_unpacklo_epi16(w16, zero), hi = _mm_unpackhi_epi16(w16, zero);
+			uint64_t *out = codes + 16 * k + 8 * h;
+
+			_mm_storeu_si128((__m128i *)out, _mm_unpacklo_epi32(lo, zero));
+			_mm_storeu_si128((__m128i *)(out + 2), _mm_unpackhi_epi32(lo, zero));
+			_mm_storeu_si128((__m128i *)(out + 4), _mm_unpacklo_epi32(hi, zero));
+			_mm_storeu_si128((__m128i *)(out + 6), _mm_unpackhi_epi32(hi, zero));
+		}
+}
+#endif
+
+/* The m codes of events pos.. of nibbles at p: groups of a vector's bytes from an even event, then one by one. */
+static void nibbles_get(uint64_t *restrict codes, const uint8_t *restrict p, uint32_t pos, uint32_t m)
+{
+	uint32_t j = 0;
+
+#if defined(__SSE2__)
+	if (!(pos & 1))
+		for (; j + 2 * PLANES_GROUP <= m; j += 2 * PLANES_GROUP)
+			nibbles_group(codes + j, p + (pos + j) / 2);
+#endif
+	for (; j < m; j++)
+		codes[j] = p[(pos + j) / 2] >> 4 * ((pos + j) & 1) & 0x0f;
+}
+
 /* How many planes codes of width w take (1: a byte each), or 0 when w is not one of planes. */
 static unsigned planes_of(unsigned w)
 {
@@ -427,6 +480,12 @@ static const char *get_codes(const uint8_t *p, size_t len, uint64_t *codes, uint
 	unsigned planes = planes_of(w);
 	uint32_t i;
 
+	if (w == WIDTH_NIBBLES) {
+		if (len != ((size_t)n + 1) / 2)
+			return "column length does not match its width";
+		nibbles_get(codes, p, 0, n);
+		return NULL;
+	}
 	if (w == 0) {
 		for (i = 0; i < n; i++) {
 			uint64_t v = 0;
@@ -916,6 +975,51 @@ static uint8_t bytes_to_entries(uint16_t *restrict idx, const uint8_t *restrict 
 	return most;
 }
 
+#if defined(__SSE2__)
+/*
+ * The entries of the 2 * PLANES_GROUP nibbles at p into idx, as
+ * nibbles_group() takes them apart, widened to 16 bits; the greatest
+ * so far kept in most, a vector of them.
+ */
+static inline __attribute__((always_inline)) void nibbles_entries(uint16_t *idx, const uint8_t *p, __m128i *most)
+{
+	__m128i zero = _mm_setzero_si128(), mask = _mm_set1_epi8(0x0f), b = _mm_loadu_si128((const __m128i *)p);
+	__m128i lo = _mm_and_si128(b, mask), hi = _mm_and_si128(_mm_srli_epi16(b, 4), mask);
+	__m128i bytes[2] = { _mm_unpacklo_epi8(lo, hi), _mm_unpackhi_epi8(lo, hi) };
+	unsigned k;
+
+	*most = _mm_max_epu8(*most, _mm_max_epu8(lo, hi));
+	for (k = 0; k < 2; k++) {
+		_mm_storeu_si128((__m128i *)(idx + 16 * k), _mm_unpacklo_epi8(bytes[k], zero));
+		_mm_storeu_si128((__m128i *)(idx + 16 * k + 8), _mm_unpackhi_epi8(bytes[k], zero));
+	}
+}
+#endif
+
+/* Nibble codes widened to entries, as bytes_to_entries() does bytes; the greatest code. */
+static uint8_t nibbles_to_entries(uint16_t *restrict idx, const uint8_t *restrict p, uint32_t n)
+{
+	uint8_t most = 0;
+	uint32_t i = 0;
+
+#if defined(__SSE2__)
+	uint8_t lanes[PLANES_GROUP];
+	__m128i acc = _mm_setzero_si128();
+	unsigned j;
+
+	for (; i + 2 * PLANES_GROUP <= n; i += 2 * PLANES_GROUP)
+		nibbles_entries(idx + i, p + i / 2, &acc);
+	_mm_storeu_si128((__m128i *)lanes, acc);
+	for (j = 0; j < PLANES_GROUP; j++)
+		most = lanes[j] > most ? lanes[j] : most;
+#endif
+	for (; i < n; i++) {
+		idx[i] = p[i / 2] >> 4 * (i & 1) & 0x0f;
+		most = idx[i] > most ? (uint8_t)idx[i] : most;
+	}
+	return most;
+}
+
 /* An unkeyed dictionary's codes, from in, to entries and, unless v is NULL, values. */
 static inline __attribute__((always_inline)) const char *
 dict_values(const uint64_t *dict, struct codes_in *in, int from, uint32_t nd, uint32_t n,
@@ -923,9 +1027,9 @@ dict_values(const uint64_t *dict, struct codes_in *in, int from, uint32_t nd, ui
 {
 	uint32_t i;
 
-	/* a byte each, the codes are checked all at once and the values looked up after */
-	if (from == CODES_BYTES) {
-		if (n && bytes_to_entries(idx, in->p, n) >= nd)
+	/* a byte or half each, the codes are checked all at once and the values looked up after */
+	if (from == CODES_BYTES || from == CODES_NIBBLES) {
+		if (n && (from == CODES_BYTES ? bytes_to_entries(idx, in->p, n) : nibbles_to_entries(idx, in->p, n)) >= nd)
 			return "dictionary index out of range";
 		UNROLL for (i = 0; v && i < n; i++)
 			v[i] = dict[idx[i]];
@@ -1039,6 +1143,9 @@ dict_codes(struct column_scratch *s, const uint64_t *dict, const uint16_t *k, ui
 {
 	if (from == CODES_BYTES)
 		return dict_from(s, dict, k, keyn, &in, CODES_BYTES, nd, n, idx, v);
+	/* unkeyed: a keyed dictionary's loop takes its codes from an array */
+	if (from == CODES_NIBBLES)
+		return dict_values(dict, &in, CODES_NIBBLES, nd, n, idx, v);
 	if (from == CODES_SPARSE)
 		return dict_from(s, dict, k, keyn, &in, CODES_SPARSE, nd, n, idx, v);
 	if (from == CODES_GATHER)
@@ -1198,6 +1305,10 @@ const char *column_decode(const uint8_t *rec, size_t len, const struct column_de
 			in.p = p;
 			return dict_codes(s, dict, k, keyn_of, in, CODES_BYTES, nd, n, keyidx[c], v);
 		}
+		if (d->group == COL_NONE && !k && w == WIDTH_NIBBLES && len == ((size_t)n + 1) / 2) {
+			in.p = p;
+			return dict_codes(s, dict, k, keyn_of, in, CODES_NIBBLES, nd, n, keyidx[c], v);
+		}
 		/* taken as the events reach them, not spread out over an array of the block's size first */
 		if (d->group == COL_NONE && w == WIDTH_SPARSE) {
 			if ((err = sparse_check(p, len, n)))
@@ -1244,6 +1355,13 @@ int delta_lazy_init(struct delta_lazy *dl, const uint8_t *rec, size_t len, const
 			return -1;
 		dl->in = sparse_in(p, len);
 		dl->from = CODES_SPARSE;
+	} else if (w == WIDTH_NIBBLES) {
+		if (len != ((size_t)n + 1) / 2) {
+			*err = "column length does not match its width";
+			return -1;
+		}
+		dl->in = (struct codes_in){ NULL, p, p + len, 0, 0, n };
+		dl->from = CODES_NIBBLES;
 	} else if (planes) {
 		if (len != (size_t)n * planes) {
 			*err = "column length does not match its width";
@@ -1271,6 +1389,10 @@ static void lazy_codes(struct delta_lazy *dl, uint64_t *codes, uint32_t m)
 
 	if (dl->from == CODES_PLANES) {
 		planes_decode(codes, in->p + pos, in->n, m, in->planes);
+		return;
+	}
+	if (dl->from == CODES_NIBBLES) {
+		nibbles_get(codes, in->p, pos, m);
 		return;
 	}
 	memset(codes, 0, m * sizeof(*codes));

@@ -78,10 +78,12 @@ enum column_encoding { ENC_DELTA = 1, ENC_DICT = 2, ENC_RLE = 3 };
 #define PRED_RISE 0x4	/* code = value - prediction, not zigzagged: the column seldom falls */
 #define COL_NONE 0xffff
 /*
- * A column record's width: 0 varints, 1 one byte each, WIDTH_PLANES | 2..8
- * that many byte planes, WIDTH_SPARSE the few codes that are not 0,
- * WIDTH_GROUPS a record per group, each of its own width.
+ * A column record's width: 0 varints, WIDTH_NIBBLES two codes a byte, 1
+ * one byte each, WIDTH_PLANES | 2..8 that many byte planes, WIDTH_SPARSE
+ * the few codes that are not 0, WIDTH_GROUPS a record per group, each of
+ * its own width.
  */
+#define WIDTH_NIBBLES 0x04
 #define WIDTH_PLANES 0x10
 #define WIDTH_SPARSE 0x20
 #define WIDTH_GROUPS 0x40
@@ -185,11 +187,11 @@ const char *column_decode(const uint8_t *p, size_t len, const struct column_def 
 
 /*
  * Where the codes to decode come from: an array of them; the record's bytes
- * when each is one byte, or its planes; or the record's sparse entries,
- * taken as the events reach them; or an array in the order of groups,
- * event i's at perm[i].
+ * when each is one byte, or its planes, or its bytes two codes each; or the
+ * record's sparse entries, taken as the events reach them; or an array in
+ * the order of groups, event i's at perm[i].
  */
-enum codes_from { CODES_ARRAY, CODES_BYTES, CODES_PLANES, CODES_SPARSE, CODES_GATHER };
+enum codes_from { CODES_ARRAY, CODES_BYTES, CODES_PLANES, CODES_SPARSE, CODES_GATHER, CODES_NIBBLES };
 
 struct codes_in {
 	const uint64_t *codes;
@@ -203,7 +205,7 @@ struct codes_in {
 struct delta_lazy {
 	const struct column_def *def;
 	struct codes_in in;
-	int from;		/* CODES_PLANES (one plane: bytes) or CODES_SPARSE */
+	int from;		/* CODES_PLANES (one plane: bytes), CODES_NIBBLES or CODES_SPARSE */
 	uint64_t pred;		/* without a key: the prediction for event pos */
 	uint64_t *last;		/* with a key: per key index, the source's value at its last event */
 	uint32_t pos;		/* the next event to decode */
