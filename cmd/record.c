@@ -812,6 +812,8 @@ int cmd_record(int argc, const char **argv)
 		exit(127);
 	}
 
+	/* From here a stop signal ends the set-up as interrupted, with nothing left behind. */
+	catch_signals();
 	in_container = ingero_session_in_container();
 	if (!argc && in_container)
 		die("in a PID namespace of its own (a container's), ingero records a command it starts; -p and -a need the host's");
@@ -834,7 +836,6 @@ int cmd_record(int argc, const char **argv)
 	live_recorder = r;
 	if (!r)
 		exit(1);
-	catch_signals();
 
 	/* In a container, ingero's own pid goes into the filter first: the fork adds the command's host pid to it. */
 	if (argc && ch.pid < 0) {
@@ -844,6 +845,9 @@ int cmd_record(int argc, const char **argv)
 	}
 	if (argc) {
 		take_listener(&ch);
+		/* the same Ctrl-C may have ended the waiting command, and with it its watch */
+		if (stop_signal)
+			goto interrupted;
 		pid_list_add(&pids, ch.pid);
 		/* A script, or any file not ELF, has no runtime linked in. */
 		if (ingero_lib_has_cuda(exe, apis, napis))

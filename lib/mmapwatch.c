@@ -176,9 +176,12 @@ int ingero_mmapwatch_receive(int sock)
 	struct iovec iov = { &byte, 1 };
 	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
 	struct cmsghdr *c;
+	ssize_t n;
 	int fd = -1;
 
-	if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) <= 0)
+	while ((n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
+		;
+	if (n <= 0)
 		return -2;
 	/* the kernel drops a descriptor it has no room for in this process, and says so */
 	if (msg.msg_flags & MSG_CTRUNC)

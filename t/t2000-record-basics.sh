@@ -268,11 +268,12 @@ test_expect_success TRACEFS 'a command that stopped itself ends on the signal pa
 '
 
 test_expect_success TRACEFS 'Ctrl-C before the command starts: 130, nothing recorded, nothing left behind' '
-	INGERO_NO_GROUPED_PROBES=1 setsid env --default-signal=INT ingero record -o w.ing.zst \
+	# a large buffer and probes made one by one give the set-up time to be interrupted in
+	INGERO_NO_GROUPED_PROBES=1 setsid env --default-signal=INT ingero record -b 131072 -o w.ing.zst \
 		--lib "$WORKLOADS/libcuda.so.1" -- "$WORKLOADS/alloc-free" 5 >w.out 2>w.err &
 	pid=$! &&
-	# once the trace is begun, the command waits for its start as a child named ingero
-	for i in $(seq 1000); do test -e w.ing.zst && pgrep -x -P $pid ingero >/dev/null && break; sleep 0.01; done &&
+	# the command waits for its start as a child named ingero, forked as the set-up begins
+	for i in $(seq 1000); do pgrep -x -P $pid ingero >/dev/null && break; sleep 0.01; done &&
 	kill -INT -- -$pid &&
 	{ wait $pid; echo $? >w.status; } &&
 	echo 130 >expect &&
