@@ -45,7 +45,7 @@ bench-deps:
 	@./.ci/deps $(BENCH_PACKAGES) || echo 'ingero: benchmarking without them: their rows say skipped' >&2
 
 bench-cost: bench-deps bench-tools
-	@$(PERF_DIR)/bench.sh $(if $(BENCH_ROUNDS),--rounds $(BENCH_ROUNDS)) $(if $(BENCH_FIGURES),--figures $(BENCH_FIGURES)) --out $(BENCH_OUT) --bin $(PERF_BIN) --ingero $(INGERO)
+	@$(PERF_DIR)/bench.sh $(if $(BENCH_ROUNDS),--rounds $(BENCH_ROUNDS)) $(if $(BENCH_FIGURES),--figures $(BENCH_FIGURES)) $(if $(BENCH_CONTENDERS),--contenders $(BENCH_CONTENDERS)) --out $(BENCH_OUT) --bin $(PERF_BIN) --ingero $(INGERO)
 
 bench-cost-quick: bench-tools
 	@$(PERF_DIR)/bench.sh --quick --out $(BENCH_OUT) --bin $(PERF_BIN) --ingero $(INGERO)

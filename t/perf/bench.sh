@@ -6,13 +6,14 @@
 set -u
 export LC_ALL=C
 
-quick=0 out= bin= ingero= rounds= figures=1,2,3,4,5,6,7
-usage="usage: bench.sh [--quick] [--rounds N] [--figures N,...] --out DIR --bin DIR --ingero PATH"
+quick=0 out= bin= ingero= rounds= figures=1,2,3,4,5,6,7 contenders=
+usage="usage: bench.sh [--quick] [--rounds N] [--figures N,...] [--contenders WHO,...] --out DIR --bin DIR --ingero PATH"
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) quick=1 ;;
 	--rounds) rounds=$2; shift ;;
 	--figures) figures=$2; shift ;;
+	--contenders) contenders=$2; shift ;;
 	--out) out=$2; shift ;;
 	--bin) bin=$2; shift ;;
 	--ingero) ingero=$2; shift ;;
@@ -109,7 +110,7 @@ peer_ok() {
 	[ $peers_here = 1 ] || case $1 in perf*|trace-cmd*|bpftrace*) return 1 ;; esac
 	case $1 in
 	perf) have perf ;;
-	trace-cmd) have trace-cmd && have unshare ;;
+	trace-cmd*) have trace-cmd && have unshare ;;
 	bpftrace*) have bpftrace && [ "${bpftrace_ok:-1}" = 1 ] ;;
 	*) true ;;
 	esac
@@ -123,7 +124,7 @@ why_skipped() {
 	[ $peers_here = 1 ] || { echo "quick run"; return; }
 	case $1 in
 	perf) echo "perf not installed (Debian: linux-perf)" ;;
-	trace-cmd) echo "trace-cmd or unshare not installed" ;;
+	trace-cmd*) echo "trace-cmd or unshare not installed" ;;
 	bpftrace*) have bpftrace && echo "bpftrace refuses: ${bpftrace_why:-?}" || echo "bpftrace not installed" ;;
 	esac
 }
@@ -156,8 +157,11 @@ trace() {
 			ingero_count "$f.ing.zst" >"$w/cnt" ;;
 	perf)
 		perf record -q -e "$G:$LE" -e "$G:$LR" -o "$f.data" -- "$@" >"$w/drv" 2>"$f.err" && perf_count "$f.data" >"$w/cnt" ;;
-	trace-cmd)
-		trace_cmd record -q -e "$G:$LE" -e "$G:$LR" -F -c -o "$f.dat" "$@" >"$w/drv" 2>"$f.err" &&
+	trace-cmd|trace-cmd-mono)
+		# its own default trace clock (local), or ingero's (mono), whose reading costs more on some machines
+		local clock=()
+		[ $who = trace-cmd-mono ] && clock=(-C mono)
+		trace_cmd record -q "${clock[@]}" -e "$G:$LE" -e "$G:$LR" -F -c -o "$f.dat" "$@" >"$w/drv" 2>"$f.err" &&
 			trace-cmd report -i "$f.dat" 2>/dev/null >"$f.txt" &&
 			echo "$(count_lines "$f.txt" " $LE:" " $LR:") 0" >"$w/cnt" ;;
 	bpftrace-hist)
@@ -220,6 +224,7 @@ label() {
 	ingero-*) echo "ingero -e ${1#ingero-}" ;;
 	perf) echo "perf record" ;;
 	trace-cmd) echo "trace-cmd record" ;;
+	trace-cmd-mono) echo "trace-cmd record -C mono" ;;
 	bpftrace-hist) echo "bpftrace, histogram" ;;
 	bpftrace-print) echo "bpftrace, printf each" ;;
 	*) echo "$1" ;;
@@ -247,8 +252,11 @@ if figure 1; then
 		END { for (i = 1; i <= n; i++) { print order[i], k[order[i]]; all += k[order[i]] }; print "all", all }' >"$w/sets"
 	ingero_expected() { [ "$1" = default ] && echo "$CALLS" || echo $((CALLS * $(awk -v s="$1" '$1 == s { print $2 }' "$w/sets"))); }
 	sets=${SETS:-$(cut -d' ' -f1 "$w/sets" | tr '\n' ' ')}
-	cost_who="none bare0 bare bare-entry ingero ingero-ret perf trace-cmd bpftrace-hist bpftrace-print"
+	cost_who="none bare0 bare bare-entry ingero ingero-ret perf trace-cmd trace-cmd-mono bpftrace-hist bpftrace-print"
 	for s in $sets; do [ "$s" != default ] && cost_who="$cost_who ingero-$s"; done
+	# those asked for, beside the two rows every ratio needs: no tracer and the kernel's own pair
+	[ -n "$contenders" ] && cost_who=$(for who in $cost_who; do
+		case $who,$contenders, in none,*|bare,*|*,$who,*) echo $who ;; esac; done | tr '\n' ' ')
 	: >"$w/cost"
 	for ((round = 0; round < ROUNDS; round++)); do
 		for who in $(order $round $cost_who); do
@@ -323,6 +331,7 @@ if figure 1; then
 	ratio_goal "ingero (default) / kernel, entry only" ingero bare-entry 1.10
 	peer_ok perf && ratio_goal "ingero --returns / perf record" ingero-ret perf 1.00
 	peer_ok trace-cmd && ratio_goal "ingero --returns / trace-cmd record" ingero-ret trace-cmd 1.00
+	peer_ok trace-cmd && ratio_goal "ingero --returns / trace-cmd record, ingero's clock" ingero-ret trace-cmd-mono 1.00
 	say ""
 
 fi
