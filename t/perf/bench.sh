@@ -40,6 +40,7 @@ if [ $quick = 1 ]; then
 else
 	ROUNDS=5 CALLS=200000 RATES="100000 200000 400000 max" RATE_CALLS= MIX="2500 4 24" SCHED_LOOPS=200000 SETS=
 fi
+RATE_THREADS=2	# the driver's threads that share a set rate: more than one thread's uprobes can make on a slow machine
 ROUNDS=${rounds:-$ROUNDS}
 
 mkdir -p "$out" && out=$(cd "$out" && pwd) || exit 1
@@ -341,7 +342,7 @@ for ev in launch0 launch0_ret; do echo "-:$G/$ev" >>$T/uprobe_events; done
 
 if figure 2; then
 	# ==== 2. lossless rate ====
-	rate_who="bare ingero-ret perf trace-cmd bpftrace-hist bpftrace-print"
+	rate_who="bare ingero ingero-ret perf trace-cmd bpftrace-hist bpftrace-print"
 	: >"$w/rate"
 	for ((round = 0; round < (quick ? 1 : 3); round++)); do
 		for rate in $RATES; do
@@ -353,7 +354,7 @@ if figure 2; then
 					got=$(awk '{ printf "%.0f", $0 }' <<<"$(field ns_per_call "$w/drv" | awk '{ print 1e9 / $1 }')")
 				else
 					n=${RATE_CALLS:-$rate}
-					trace $who "$DRV" paced $n $rate
+					trace $who "$DRV" paced $n $rate $RATE_THREADS
 					got=$(field rate "$w/drv")
 				fi
 				read -r e r lost <"$w/cnt" 2>/dev/null || e=0 r=0 lost=?
@@ -361,7 +362,7 @@ if figure 2; then
 			done
 		done
 	done
-	say "2. lossless rate: launches at a set rate for ~1 s (max: back to back), default buffers, events expected vs recorded (worst of the rounds)"
+	say "2. lossless rate: launches at a set rate for ~1 s shared by $RATE_THREADS threads (max: one thread back to back), default buffers, events expected vs recorded (worst of the rounds)"
 	say "$(printf '%-10s %-24s %10s %12s %12s %10s  %s' rate contender 'calls/s' expected recorded 'lost(own)' verdict)"
 	for rate in $RATES; do
 		for who in $rate_who; do
@@ -372,7 +373,10 @@ if figure 2; then
 			fi
 			# the worst round: the fewest events recorded
 			read -r n rec lost got <<<"$(awk -v r=$rate -v w=$who '$1 == r && $2 == w { if (!seen || $4 < min) { min = $4; line = $3 " " $4 " " $5 " " $6 }; seen = 1 } END { print line }' "$w/rate")"
-			exp=$((2 * n))
+			# an event a launch with ingero's default probes, its entry; two for the others
+			per=2
+			[ $who = ingero ] && per=1
+			exp=$((per * n))
 			verdict=$([ "$rec" = "$exp" ] && echo lossless || echo "LOST $((exp - rec))")
 			say "$(printf '%-10s %-24s %10s %12s %12s %10s  %s' $rate "$(label $who)" "$got" $exp $rec "$lost" "$verdict")"
 			emit "{\"figure\":\"rate\",\"rate\":\"$rate\",\"contender\":\"$who\",\"calls_per_s\":$got,\"expected\":$exp,\"recorded\":$rec,\"lost_reported\":\"$lost\",\"lossless\":$([ "$rec" = "$exp" ] && echo true || echo false)}"
