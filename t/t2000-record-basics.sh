@@ -174,8 +174,9 @@ test_expect_success TRACEFS 'two containers and the host at once: sessions named
 
 test_expect_success TRACEFS 'a killed container leaves its session, which the host.s next ingero removes' '
 	# the namespace ends with its first process: ingero and its keeper are killed with it
+	# once the command runs, the session is whole: probes, instance and filter are in place before it starts
 	unshare -p -f --mount-proc sh -c "ingero record -q --lib \"$WORKLOADS/libcudart.so.13\" -o dead.ing.zst -- sleep 30 &
-		sleep 1" &&
+		for i in \$(seq 1000); do pgrep -xf \"sleep 30\" >/dev/null && break; sleep 0.01; done" &&
 	ingero_kernel_leftovers >left &&
 	grep -q "ingero-[0-9]*_[0-9]" left &&
 	ingero record -q -o t.ing.zst -- true 2>err &&
