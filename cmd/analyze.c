@@ -365,7 +365,8 @@ static void text_interference(const struct out *o)
 			put_text(o, api_name(o, f->apis[k].api), 0);
 			fprintf(o->f, " %s", NS(f->apis[k].ns));
 		}
-		fprintf(o->f, "%s%s\n", f->napis ? "" : "-", f->task.traced ? " (a traced thread)" : "");
+		fprintf(o->f, "%s%s\n", f->napis ? "" : "-", f->task.traced ? " (a traced thread)" :
+			f->task.recorder ? " (the recorder itself)" : "");
 	}
 	if (r->ninterferers > (uint32_t)o->top)
 		fprintf(o->f, "... and %u more (--top)\n", r->ninterferers - o->top);
@@ -582,6 +583,7 @@ static void jtask(struct json *j, const struct ingero_analysis_task *t)
 	ju64(j, "pid", t->pid);
 	jint(j, "tid", t->tid);
 	jbool(j, "traced", t->traced);
+	jbool(j, "recorder", t->recorder);
 }
 
 /* The main waker, with the time it woke the calls from when ns is given; null when nobody woke them. */

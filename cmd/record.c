@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
@@ -812,6 +813,7 @@ int cmd_record(int argc, const char **argv)
 		exit(127);
 	}
 
+	prctl(PR_SET_NAME, RECORDER_NAME);
 	/* From here a stop signal ends the set-up as interrupted, with nothing left behind. */
 	catch_signals();
 	in_container = ingero_session_in_container();

@@ -46,6 +46,8 @@ static const char *const remedies[INGERO_NR_CAUSES] = {
 
 static const char own_threads_remedy[] = "the traced program's own threads share the CPU: let it use more "
 	"CPUs (taskset, cpusets) or run fewer threads on these";
+static const char recorder_remedy[] = "the recorder's own reading of the trace: give it a CPU the traced "
+	"threads do not use (taskset -c N ingero record ...)";
 
 const char *ingero_cause_name(enum ingero_cause c)
 {
@@ -91,6 +93,7 @@ void thread_task(const struct thread *t, struct ingero_analysis_task *out)
 	out->pid = t->pid;
 	out->comm = t->comm && *t->comm ? t->comm : "?";
 	out->traced = t->traced;
+	out->recorder = !t->traced && !strcmp(out->comm, RECORDER_NAME);
 }
 
 /* The task that holds tid last: the tid of a thread that exited may be another task's now. */
@@ -106,6 +109,7 @@ void task_of(struct ingero_analysis *a, int32_t tid, struct ingero_analysis_task
 	out->pid = (uint32_t)tid;
 	out->comm = "?";
 	out->traced = 0;
+	out->recorder = 0;
 }
 
 static uint32_t log2_bucket(uint64_t v)
@@ -269,7 +273,7 @@ static void chain_culprits(struct ingero_analysis *a, struct ingero_analysis_cha
 		struct ingero_analysis_task t;
 
 		task_of(a, (int32_t)key, &t);
-		if (!t.traced)
+		if (!t.traced && !t.recorder)
 			ch->neighbour_ns += ((struct ingero_analysis_culprit *)(void *)b)->ns;
 	}
 	for (pos = 0; (b = amap_next(sums, &pos, &key));)
@@ -345,7 +349,7 @@ static int taken_clause(char *s, size_t len, const char *lead, const char *whole
 			(unsigned long long)c->slow_calls, whole, one ? "was" : "were",
 			cause == INGERO_CAUSE_PREEMPTED ? "preempted" : one ? "kept off the CPU after its wakeup" :
 			"kept off the CPU after their wakeup", cpu, c->task.comm, c->task.pid,
-			c->task.traced ? ", a traced thread" : "", each);
+			c->task.traced ? ", a traced thread" : c->task.recorder ? ", the recorder itself" : "", each);
 }
 
 static void chain_summary(struct ingero_analysis *a, struct ingero_analysis_chain *ch)
@@ -493,6 +497,8 @@ static int chain_of(struct ingero_analysis *a, const struct ingero_analysis_api 
 	/* Where a neighbour took much of the slow calls' time, moving it is the remedy on the CPU's side. */
 	if ((is_interference(ch->cause) || also_interfered(ch)) && ch->nculprits && ch->culprits[0].task.traced)
 		ch->remedy = own_threads_remedy;
+	else if ((is_interference(ch->cause) || also_interfered(ch)) && ch->nculprits && ch->culprits[0].task.recorder)
+		ch->remedy = recorder_remedy;
 	else
 		ch->remedy = remedies[also_interfered(ch) ? runnable_cause(ch) : ch->cause];
 	/* Interference costs what the culprits took, even where they slowed every call alike. */
@@ -588,7 +594,7 @@ static int between_chain(struct ingero_analysis *a, struct ingero_analysis_chain
 		struct ingero_analysis_culprit c = { .ns = f->callers_ns - f->in_calls_ns, .cpus = f->cpus };
 
 		task_of(a, (int32_t)key, &c.task);
-		if (c.task.traced || f->callers_ns <= f->in_calls_ns)
+		if (c.task.traced || c.task.recorder || f->callers_ns <= f->in_calls_ns)
 			continue;
 		ch->taken_ns += c.ns;
 		culprit_keep(ch, &c);

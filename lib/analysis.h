@@ -70,6 +70,7 @@ struct ingero_analysis_task {
 	uint32_t pid;
 	const char *comm;	/* "?" when no event named it */
 	int traced;
+	int recorder;		/* ingero record itself (named RECORDER_NAME), reading the trace while it ran */
 };
 
 struct ingero_analysis_culprit {

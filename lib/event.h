@@ -17,6 +17,12 @@ enum ingero_stream {
 
 #define INGERO_MAX_ARGS 6
 #define INGERO_COMM_LEN 16
+/*
+ * The name ingero record gives its own process, whatever its file is called:
+ * the analysis tells the CPU time the recorder took from the traced threads
+ * (its own reading of the trace) from a neighbour's by it.
+ */
+#define RECORDER_NAME "ingero"
 
 /*
  * A thread's state as it left the CPU, normalised from the kernel's

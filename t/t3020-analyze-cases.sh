@@ -300,4 +300,33 @@ test_expect_success MKTRACE 'a call that returns at the ns of its thread'"'"'s s
 		\"\(.oncpu_ns) \(.blocked_ns) \(.wait_ns) \(.unknown_ns) \(.waker.comm)\"" "1000 1000 1000 0 gpu"
 '
 
+# The same preemption by a neighbour, and by the recorder itself (the process ingero record names "ingero").
+preempted_by() {
+	cat <<-EOF
+	name tid=1001 comm=trainer
+	name tid=1500 comm=$1
+	comm t=0 pid=1000 tid=1001 comm=trainer
+	switch t=500 cpu=0 prev=0 next=1001
+	call t=700 end=800 tid=1001 api=cudaFree
+	call t=1000 end=9000 tid=1001 api=cudaFree a0=0x10
+	switch t=2000 cpu=0 prev=1001 state=R+ next=1500 next_comm=$1
+	switch t=6000 cpu=0 prev=1500 state=S next=1001 prev_comm=$1
+	EOF
+}
+
+test_expect_success MKTRACE 'the recorder.s own reading is named as such, and rates no chain as a neighbour does' '
+	preempted_by journald | trace neighbour &&
+	ingero analyze --json neighbour.ing.zst >neighbour.json &&
+	test_json neighbour.json ".chains[0] | \"\(.severity) \(.culprits[0].comm) \(.culprits[0].recorder)\"" "high journald false" &&
+	preempted_by ingero | trace recorder &&
+	ingero analyze --json recorder.ing.zst >recorder.json &&
+	ingero analyze recorder.ing.zst >recorder.txt &&
+	test_json recorder.json ".chains[0] | \"\(.severity) \(.culprits[0].comm) \(.culprits[0].recorder) \(.culprits[0].ns)\"" \
+		"low ingero true 4000" &&
+	test_json recorder.json ".interference[0] | \"\(.comm) \(.recorder) \(.ns)\"" "ingero true 4000" &&
+	grep -q "by ingero (pid 1500, the recorder itself)" recorder.txt &&
+	grep -q "ingero.*(the recorder itself)" recorder.txt &&
+	grep -q "remedy: the recorder.s own reading of the trace" recorder.txt
+'
+
 test_done
