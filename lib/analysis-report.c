@@ -449,6 +449,7 @@ static int chain_of(struct ingero_analysis *a, const struct ingero_analysis_api 
 	uint32_t c50 = sketch_bucket(row->p50_ns) >> CLASS_SHIFT, c90 = sketch_bucket(row->p90_ns) >> CLASS_SHIFT;
 	uint32_t slow_cls = all_calls ? 0 : c90 > c50 ? c90 : c50 + 1, k, i;
 	uint64_t typical[INGERO_NR_SPLITS] = { 0 }, slow[INGERO_NR_SPLITS] = { 0 }, ntypical = 0, taken;
+	const struct ingero_analysis_task *led;	/* the culprit that took most, where interference led */
 
 	memset(ch, 0, sizeof(*ch));
 	for (k = 0; k < CLASSES; k++) {
@@ -495,9 +496,10 @@ static int chain_of(struct ingero_analysis *a, const struct ingero_analysis_api 
 	if (all_calls && ch->taken_ns < MEDIUM_SHARE * a->traced_ns)
 		return 0;
 	/* Where a neighbour took much of the slow calls' time, moving it is the remedy on the CPU's side. */
-	if ((is_interference(ch->cause) || also_interfered(ch)) && ch->nculprits && ch->culprits[0].task.traced)
+	led = (is_interference(ch->cause) || also_interfered(ch)) && ch->nculprits ? &ch->culprits[0].task : NULL;
+	if (led && led->traced)
 		ch->remedy = own_threads_remedy;
-	else if ((is_interference(ch->cause) || also_interfered(ch)) && ch->nculprits && ch->culprits[0].task.recorder)
+	else if (led && led->recorder)
 		ch->remedy = recorder_remedy;
 	else
 		ch->remedy = remedies[also_interfered(ch) ? runnable_cause(ch) : ch->cause];
