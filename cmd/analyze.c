@@ -356,6 +356,7 @@ static void text_interference(const struct out *o)
 		"in calls", "preempt", "delays", "longest", "APIs hit");
 	for (i = 0; i < shown(o, r->ninterferers); i++) {
 		const struct ingero_analysis_interferer *f = &r->interferers[i];
+		const char *role;
 
 		put_text(o, f->task.comm, 16);
 		fprintf(o->f, " %8u %8d %-10s %9s %9s %7" PRIu64 " %6" PRIu64 " %9s  ", f->task.pid, f->task.tid,
@@ -365,8 +366,10 @@ static void text_interference(const struct out *o)
 			put_text(o, api_name(o, f->apis[k].api), 0);
 			fprintf(o->f, " %s", NS(f->apis[k].ns));
 		}
-		fprintf(o->f, "%s%s\n", f->napis ? "" : "-", f->task.traced ? " (a traced thread)" :
-			f->task.recorder ? " (the recorder itself)" : "");
+		fprintf(o->f, "%s", f->napis ? "" : "-");
+		if ((role = ingero_analysis_task_role(&f->task)))
+			fprintf(o->f, " (%s)", role);
+		fputc('\n', o->f);
 	}
 	if (r->ninterferers > (uint32_t)o->top)
 		fprintf(o->f, "... and %u more (--top)\n", r->ninterferers - o->top);

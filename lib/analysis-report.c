@@ -96,6 +96,11 @@ void thread_task(const struct thread *t, struct ingero_analysis_task *out)
 	out->recorder = !t->traced && !strcmp(out->comm, RECORDER_NAME);
 }
 
+const char *ingero_analysis_task_role(const struct ingero_analysis_task *t)
+{
+	return t->traced ? "a traced thread" : t->recorder ? "the recorder itself" : NULL;
+}
+
 /* The task that holds tid last: the tid of a thread that exited may be another task's now. */
 void task_of(struct ingero_analysis *a, int32_t tid, struct ingero_analysis_task *out)
 {
@@ -343,13 +348,14 @@ static int taken_clause(char *s, size_t len, const char *lead, const char *whole
 {
 	char each[32];
 	int one = c->slow_calls == 1;
+	const char *role = ingero_analysis_task_role(&c->task);
 
 	ingero_analysis_fmt_ns(each, sizeof(each), c->slow_ns / c->slow_calls);
-	return snprintf(s, len, "%s%llu of %s %s %s on CPU %d by %s (pid %u%s), %s each", lead,
+	return snprintf(s, len, "%s%llu of %s %s %s on CPU %d by %s (pid %u%s%s), %s each", lead,
 			(unsigned long long)c->slow_calls, whole, one ? "was" : "were",
 			cause == INGERO_CAUSE_PREEMPTED ? "preempted" : one ? "kept off the CPU after its wakeup" :
 			"kept off the CPU after their wakeup", cpu, c->task.comm, c->task.pid,
-			c->task.traced ? ", a traced thread" : c->task.recorder ? ", the recorder itself" : "", each);
+			role ? ", " : "", role ? role : "", each);
 }
 
 static void chain_summary(struct ingero_analysis *a, struct ingero_analysis_chain *ch)

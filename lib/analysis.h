@@ -250,6 +250,8 @@ void ingero_analysis_free(struct ingero_analysis *a);
 const char *ingero_split_name(enum ingero_split s);
 const char *ingero_severity_name(enum ingero_severity s);
 const char *ingero_cause_name(enum ingero_cause c);
+/* What a task is besides a neighbour: "a traced thread", "the recorder itself", or NULL. */
+const char *ingero_analysis_task_role(const struct ingero_analysis_task *t);
 const char *ingero_scope_name(enum ingero_scope s);
 /* "1.9 ms", "413 us", "12 ns": three significant digits. Returns buf. */
 char *ingero_analysis_fmt_ns(char *buf, size_t len, uint64_t ns);
