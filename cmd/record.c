@@ -613,17 +613,17 @@ static int exit_code(int status)
 	return 1;
 }
 
-static void build_header(struct ingero_header *h, const char *command, const struct ingero_api *apis,
-			 size_t napis, struct utsname *u, char *boot_id, size_t len)
+static void build_header(struct ingero_header *h, const struct ingero_session *s, const char *command,
+			 const struct ingero_api *apis, size_t napis, struct utsname *u, char *boot_id, size_t len)
 {
 	memset(h, 0, sizeof(*h));
 	uname(u);
-	h->start_ns = ingero_now_ns();
+	h->start_ns = ingero_session_clock(s);
 	h->realtime_ns = (uint64_t)time(NULL) * 1000000000ULL;
 	h->ncpus = sysconf(_SC_NPROCESSORS_CONF);
 	h->host = u->nodename;
 	h->kernel = u->release;
-	h->clock = "mono";
+	h->clock = INGERO_TRACE_CLOCK;
 	h->boot_id = read_line_file("/proc/sys/kernel/random/boot_id", boot_id, len);
 	h->command = command;
 	h->napis = napis;
@@ -831,7 +831,7 @@ int cmd_record(int argc, const char **argv)
 	live_watch = &watch;
 	atexit(free_live_session);
 	command = argc ? join_args(argv) : strdup(o.pids ? o.pids : "-a");
-	build_header(&hdr, command, apis, napis, &uts, boot_id, sizeof(boot_id));
+	build_header(&hdr, s, command, apis, napis, &uts, boot_id, sizeof(boot_id));
 	fd = open_output(o.output);
 	w = ingero_writer_new(fd, &hdr);
 	r = w ? ingero_recorder_new(s, w, apis, napis, enabled) : NULL;

@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -47,6 +46,7 @@ enum handler_kind {
 	H_EXIT,
 	H_RENAME,
 	H_NEWTASK,
+	H_MARK,
 };
 
 struct field {
@@ -171,14 +171,6 @@ struct ingero_recorder {
 	struct ingero_record_stats st;
 };
 
-uint64_t ingero_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 /* Setup: handlers and their fields. */
 
 static struct handler *handler_for(struct ingero_recorder *r, int id, enum handler_kind kind)
@@ -292,6 +284,7 @@ static int enable_sched(struct ingero_recorder *r)
 	static const char *const xt[] = { "comm", "pid", NULL };
 	static const char *const rn[] = { "pid", "newcomm", NULL };
 	static const char *const nt[] = { "pid", "clone_flags", NULL };
+	static const char *const mk[] = { "buf", NULL };
 	static const struct {
 		const char *system, *event;
 		enum handler_kind kind;
@@ -306,6 +299,8 @@ static int enable_sched(struct ingero_recorder *r)
 		{ "task", "task_rename", H_RENAME, rn, 0 },
 		/* whether a new task is a thread, and so whose process it is in, when it may be gone from /proc on reading */
 		{ "task", "task_newtask", H_NEWTASK, nt, 0 },
+		/* what is written to the instance's trace_marker, always there: ingero's marks measure the trace clock */
+		{ "ftrace", "print", H_MARK, mk, 1 },
 	};
 	size_t i;
 
@@ -327,7 +322,7 @@ static int enable_sched(struct ingero_recorder *r)
 			return error("%s:%s: unexpected format", events[i].system, events[i].event);
 		if (events[i].kind == H_SWITCH && read_state_bits(r, ev))
 			return -1;
-		if (!ingero_session_enable(r->s, events[i].system, events[i].event))
+		if (events[i].kind != H_MARK && !ingero_session_enable(r->s, events[i].system, events[i].event))
 			return -1;
 	}
 	return 0;
@@ -610,7 +605,7 @@ static int emit(struct ingero_recorder *r, struct ingero_event *ev)
 static int write_lib(struct ingero_recorder *r, const char *path, const char *build_id,
 		     pid_t pid, uint32_t id, uint32_t probes, uint32_t missing)
 {
-	struct ingero_event ev = { .stream = INGERO_STREAM_LIB, .ts = ingero_now_ns() };
+	struct ingero_event ev = { .stream = INGERO_STREAM_LIB, .ts = ingero_session_clock(r->s) };
 
 	if (ev.ts < r->last_ts)
 		ev.ts = r->last_ts;
@@ -810,7 +805,7 @@ static void note_follow(struct ingero_recorder *r, pid_t pid)
 		return;
 	}
 	r->follows = p;
-	r->follows[r->nfollows++] = (struct ingero_follow_note){ ingero_now_ns(), pid };
+	r->follows[r->nfollows++] = (struct ingero_follow_note){ ingero_session_clock(r->s), pid };
 }
 
 /* Writes the follow notes up to ts, in the order they were made. */
@@ -1275,6 +1270,13 @@ static void on_newtask(struct ingero_recorder *r, const struct handler *h, const
 	}
 }
 
+/* A trace_marker line: ingero's own measure the trace clock. */
+static void on_mark(struct ingero_recorder *r, const struct handler *h, const void *data, uint64_t ts)
+{
+	if (common_pid(data) == r->s->host_self)
+		ingero_session_clock_seen(r->s, (const char *)data + h->f[0].offset, ts);
+}
+
 static void handle(struct ingero_recorder *r, void *data, uint64_t ts, int cpu)
 {
 	uint16_t id;
@@ -1293,6 +1295,7 @@ static void handle(struct ingero_recorder *r, void *data, uint64_t ts, int cpu)
 	case H_WAKING: on_waking(r, h, data, ts, cpu); break;
 	case H_NONE: break;
 	case H_NEWTASK: on_newtask(r, h, data); break;
+	case H_MARK: on_mark(r, h, data, ts); break;
 	default: on_task(r, h, data, ts); break;
 	}
 }
@@ -1491,10 +1494,12 @@ static void close_readers(struct ingero_recorder *r)
 
 int ingero_recorder_poll(struct ingero_recorder *r, int final)
 {
-	uint64_t now = ingero_now_ns();
+	uint64_t now = ingero_session_clock(r->s);
 	uint64_t watermark = final ? UINT64_MAX : now - WATERMARK_SLACK_NS, floor;
 
 	pthread_mutex_lock(&r->lock);
+	if (!final)
+		ingero_session_clock_mark(r->s);
 	/* round after round while the pools fill up: behind after a stall, the reading catches up at once */
 	while (read_and_merge(r, watermark))
 		;

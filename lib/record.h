@@ -71,7 +71,4 @@ int ingero_recorder_finish(struct ingero_recorder *r);
 void ingero_recorder_stats(struct ingero_recorder *r, struct ingero_record_stats *st);
 void ingero_recorder_free(struct ingero_recorder *r);
 
-/* CLOCK_MONOTONIC in ns: the trace clock ("mono"). */
-uint64_t ingero_now_ns(void);
-
 #endif

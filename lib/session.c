@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -22,6 +23,15 @@
 #define INSTANCE_PREFIX "ingero-"
 /* What ends the name of the instance that holds the scheduler's events apart (see ingero_session.sched). */
 #define SCHED_SUFFIX ".sched"
+
+/*
+ * The trace clock is not CLOCK_MONOTONIC, on which ingero reads the time
+ * itself: a mark written to the instance's trace_marker, stamped by the
+ * kernel, measures the difference once a second (the two drift apart by
+ * parts per million).
+ */
+#define MARK_TEXT "ingero clock "
+#define MARK_EVERY_NS 1000000000ULL
 
 /* The kernel's first PID namespace (PROC_PID_INIT_INO): the one whose pids trace events and set_event_pid use. */
 #define INIT_PID_NS 4026531836UL
@@ -428,8 +438,8 @@ static struct tracefs_instance *make_instance(pid_t owner, const char *role, siz
 		return NULL;
 	}
 	tracefs_trace_off(inst);
-	if (tracefs_instance_file_write(inst, "trace_clock", "mono") < 0) {
-		error("tracefs instance '%s': the kernel has no 'mono' trace clock", name);
+	if (tracefs_instance_file_write(inst, "trace_clock", INGERO_TRACE_CLOCK) < 0) {
+		error("tracefs instance '%s': the kernel has no '" INGERO_TRACE_CLOCK "' trace clock", name);
 	} else if (tracefs_instance_set_buffer_size(inst, buffer_kb, -1) < 0) {
 		error_errno("cannot set the ring buffer to %zu KiB per CPU", buffer_kb);
 	} else {
@@ -441,36 +451,88 @@ static struct tracefs_instance *make_instance(pid_t owner, const char *role, siz
 	return NULL;
 }
 
-/* What ingero's trace_marker line says: the print event's id, and who wrote it. */
-struct marker {
+uint64_t ingero_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+uint64_t ingero_session_clock(const struct ingero_session *s)
+{
+	return ingero_now_ns() + (uint64_t)s->clock_offset;
+}
+
+/* Writes the next mark, noting CLOCK_MONOTONIC halfway through the write, where the kernel stamps it. */
+static int write_mark(struct ingero_session *s)
+{
+	char text[32];
+	int len = snprintf(text, sizeof(text), MARK_TEXT "%u", ++s->mark_seq);
+	uint64_t before = ingero_now_ns(), after;
+	ssize_t n = write(s->marker_fd, text, len);
+
+	after = ingero_now_ns();
+	s->mark_written = before + (after - before) / 2;
+	return n == len ? 0 : error_errno("cannot write to the instance's trace_marker");
+}
+
+int ingero_session_clock_mark(struct ingero_session *s)
+{
+	if (ingero_now_ns() - s->mark_written < MARK_EVERY_NS)
+		return 0;
+	return write_mark(s);
+}
+
+void ingero_session_clock_seen(struct ingero_session *s, const char *text, uint64_t ts)
+{
+	char *end;
+	unsigned long seq;
+
+	if (strncmp(text, MARK_TEXT, strlen(MARK_TEXT)))
+		return;
+	seq = strtoul(text + strlen(MARK_TEXT), &end, 10);
+	/* a mark the kernel dropped for want of room leaves the last difference in place */
+	if (seq == s->mark_seq && (*end == '\n' || !*end))
+		s->clock_offset = (int64_t)(ts - s->mark_written);
+}
+
+/* What the kernel made of ingero's first mark: who wrote it, and its stamp. */
+struct first_mark {
 	int id;
+	struct ingero_session *s;
 	pid_t pid;
 };
 
-static int marker_pid(struct tep_event *ev, struct tep_record *rec, int cpu, void *data)
+static int first_mark_seen(struct tep_event *ev, struct tep_record *rec, int cpu, void *data)
 {
-	struct marker *m = data;
+	struct first_mark *m = data;
+	struct tep_format_field *buf = tep_find_field(ev, "buf");
 
 	(void)cpu;
-	if (ev->id == m->id)
-		m->pid = tep_data_pid(ev->tep, rec);
+	if (ev->id != m->id || !buf)
+		return 0;
+	m->pid = tep_data_pid(ev->tep, rec);
+	ingero_session_clock_seen(m->s, (const char *)rec->data + buf->offset, rec->ts);
 	return 0;
 }
 
 /*
- * ingero's own pid on the host, from a PID namespace of its own: the kernel
- * stamps what ingero writes to the instance's trace_marker with it. Done
- * before any event is enabled, the buffers then hold that alone.
+ * The trace clock against CLOCK_MONOTONIC, and ingero's own pid as the
+ * kernel knows it (the host's, from a PID namespace of its own), from the
+ * first mark. Done before any event is enabled, the buffers then hold that
+ * alone.
  */
-static int learn_host_pid(struct ingero_session *s)
+static int first_mark(struct ingero_session *s)
 {
 	struct tep_event *print = ingero_session_event(s, "ftrace", "print");
-	struct marker m = { print ? print->id : -1, 0 };
+	struct first_mark m = { print ? print->id : -1, s, 0 };
 
-	if (!print || tracefs_trace_on(s->instance) ||
-	    tracefs_instance_file_write(s->instance, "trace_marker", "ingero") < 0 || tracefs_trace_off(s->instance) ||
-	    tracefs_iterate_raw_events(s->tep, s->instance, NULL, 0, marker_pid, &m) || m.pid <= 0)
-		return error("cannot learn ingero's pid on the host through the instance's trace_marker");
+	s->marker_fd = tracefs_instance_file_open(s->instance, "trace_marker", O_WRONLY | O_CLOEXEC);
+	if (!print || s->marker_fd < 0 || tracefs_trace_on(s->instance) || write_mark(s) ||
+	    tracefs_trace_off(s->instance) ||
+	    tracefs_iterate_raw_events(s->tep, s->instance, NULL, 0, first_mark_seen, &m) || m.pid <= 0)
+		return error("cannot read the trace clock through the instance's trace_marker");
 	s->host_self = m.pid;
 	return 0;
 }
@@ -515,6 +577,7 @@ struct ingero_session *ingero_session_new(size_t buffer_kb, int sched_apart)
 		return NULL;
 	s->child_ns = child_ns;
 	s->keeper = -1;
+	s->marker_fd = -1;
 	owner = start_keeper(s);
 	if (owner < 0)
 		goto fail;
@@ -527,7 +590,7 @@ struct ingero_session *ingero_session_new(size_t buffer_kb, int sched_apart)
 	if (!s->tep)
 		goto fail;
 	s->instance = make_instance(owner, "", buffer_kb);
-	if (!s->instance || (s->child_ns && learn_host_pid(s)) || (sched_apart && split_sched(s, owner, buffer_kb)))
+	if (!s->instance || first_mark(s) || (sched_apart && split_sched(s, owner, buffer_kb)))
 		goto fail;
 	return s;
 fail:
@@ -955,6 +1018,10 @@ void ingero_session_remove(struct ingero_session *s)
 		tracefs_trace_off(s->instance);
 	if (s->sched)
 		tracefs_trace_off(s->sched);
+	/* the kernel removes no instance with a file open */
+	if (s->marker_fd >= 0)
+		close(s->marker_fd);
+	s->marker_fd = -1;
 	/* the keeper removes the instance and the events once it sees the end of the socket */
 	close(s->keeper);
 	s->keeper = -1;

@@ -9,6 +9,7 @@
 #define INGERO_SESSION_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct tep_handle;
@@ -45,8 +46,29 @@ struct ingero_session {
 	int child_ns;
 	pid_t host_self, child_host, child_local;
 	int keeper;			/* ingero's end of the keeper's socket */
+	/*
+	 * The trace clock minus CLOCK_MONOTONIC, measured by the last mark the
+	 * kernel stamped: mark_seq, written to marker_fd (the instance's
+	 * trace_marker) at mark_written on CLOCK_MONOTONIC.
+	 */
+	int64_t clock_offset;
+	int marker_fd;
+	unsigned mark_seq;
+	uint64_t mark_written;
 	pid_t keeper_pid;
 };
+
+/* The trace clock: the kernel's own (sched_clock), the one that costs a traced call the least to stamp. */
+#define INGERO_TRACE_CLOCK "local"
+
+/* CLOCK_MONOTONIC in ns, on which ingero reads the time itself. */
+uint64_t ingero_now_ns(void);
+/* Now on the trace clock (the kernel's, which stamps the events): CLOCK_MONOTONIC moved by the last mark's measure. */
+uint64_t ingero_session_clock(const struct ingero_session *s);
+/* Writes a mark to the instance's trace_marker if the last is a second old: its event goes to ingero_session_clock_seen(). */
+int ingero_session_clock_mark(struct ingero_session *s);
+/* A trace_marker line the kernel stamped ts: one of ingero's marks measures the trace clock again. */
+void ingero_session_clock_seen(struct ingero_session *s, const char *text, uint64_t ts);
 
 /* The process that removes a session from the kernel once ingero is done with it. */
 #define KEEPER_NAME "ingero-cleanup"
