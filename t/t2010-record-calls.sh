@@ -126,6 +126,30 @@ test_expect_success TRACEFS 'the runtime dlopened late from a folder no search p
 	test_cmp expect n
 '
 
+# What ingero stamps itself (CLOCK_MONOTONIC, moved onto the kernel's trace
+# clock): each late library's probing falls after the name the workload takes
+# right before its dlopen, before its first call, while it waits for them.
+test_expect_success TRACEFS 'a library probed late is stamped on the trace clock, while its process waits for it' '
+	ingero record -q -o n.ing.zst -- "$WORKLOADS/late-dlopen" -d 100 -n go 3 >out &&
+	ingero dump --json n.ing.zst >n.json &&
+	cat >late.jq <<-\EOF &&
+	(map(select(.stream == "task" and .kind == "comm" and .comm == "go"))[0]) as $go
+	| (map(select(.stream == "call") | .ts_ns) | min) as $first
+	| map(select(.stream == "switch" and (.prev_tid == $go.tid or .next_tid == $go.tid))) as $sw
+	| map(select(.stream == "lib"))[]
+	| .ts_ns as $t
+	| ([$sw[] | select(.ts_ns < $t)] | last) as $last
+	| (.path | sub(".*/"; "")) + " " +
+	  (if $t < $go.ts_ns then "before the dlopen"
+	   elif $t > $first then "after the first call"
+	   elif $last.prev_tid != $go.tid then "while the process ran"
+	   else "while the process waited" end)
+	EOF
+	jq -rs -f late.jq n.json >got &&
+	printf "%s\n" "libcudart.so.13 while the process waited" "libcuda.so.1 while the process waited" >expect &&
+	test_cmp expect got
+'
+
 test_expect_success TRACEFS '-p: a runtime the running process maps later is probed by the next look' '
 	dir=$(mktemp -d) && test_when_finished "rm -rf $dir" &&
 	late_layout "$dir" &&

@@ -1,6 +1,7 @@
 /*
- * late-dlopen [-d MS] [-w] N: a program with no CUDA at start; after MS
- * milliseconds (default 300) it dlopen()s liblate.so from its own folder,
+ * late-dlopen [-d MS] [-w] [-n NAME] N: a program with no CUDA at start; after MS
+ * milliseconds (default 300) it takes the name NAME, if given (a moment the
+ * kernel stamps), and dlopen()s liblate.so from its own folder,
  * whose RUNPATH $ORIGIN/late is the only way to its libcudart.so.13 (and that
  * one's RUNPATH $ORIGIN to libcuda.so.1), and makes N rounds of cudaMalloc and
  * cudaFree (with -w, once a line comes on standard input). The build lays out bin/late/ so that bin/late-dlopen runs; a test
@@ -14,6 +15,7 @@
 #include <limits.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/prctl.h>
 #include "workload.h"
 
 int main(int argc, char **argv)
@@ -26,11 +28,14 @@ int main(int argc, char **argv)
 	Dl_info info;
 	ssize_t len;
 	char line[16];
+	const char *name = NULL;
 	int opt, e, wait_line = 0;
 
-	while ((opt = getopt(argc, argv, "d:w")) != -1) {
+	while ((opt = getopt(argc, argv, "d:wn:")) != -1) {
 		if (opt == 'd')
 			ms = number(optarg, "MS");
+		else if (opt == 'n')
+			name = optarg;
 		else if (opt == 'w')
 			wait_line = 1;
 		else
@@ -49,6 +54,8 @@ int main(int argc, char **argv)
 	slash = strrchr(self, '/');
 	*slash = '\0';
 	snprintf(lib, sizeof(lib), "%s/liblate.so", self);
+	if (name)
+		prctl(PR_SET_NAME, name);
 	h = dlopen(lib, RTLD_NOW);
 	if (!h) {
 		fprintf(stderr, "%s\n", dlerror());
