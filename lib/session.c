@@ -484,20 +484,22 @@ int ingero_session_clock_mark(struct ingero_session *s)
 	return write_mark(s);
 }
 
-void ingero_session_clock_seen(struct ingero_session *s, const char *text, uint64_t ts)
+int ingero_session_clock_seen(struct ingero_session *s, const char *text, uint64_t ts)
 {
 	char *end;
 	unsigned long seq;
 
 	if (strncmp(text, MARK_TEXT, strlen(MARK_TEXT)))
-		return;
+		return 0;
 	seq = strtoul(text + strlen(MARK_TEXT), &end, 10);
 	/* a mark the kernel dropped for want of room leaves the last difference in place */
-	if (seq == s->mark_seq && (*end == '\n' || !*end))
-		s->clock_offset = (int64_t)(ts - s->mark_written);
+	if (seq != s->mark_seq || (*end != '\n' && *end))
+		return 0;
+	s->clock_offset = (int64_t)(ts - s->mark_written);
+	return 1;
 }
 
-/* What the kernel made of ingero's first mark: who wrote it, and its stamp. */
+/* ingero's first mark, as the kernel stamped it: who wrote it (0 until it is seen). */
 struct first_mark {
 	int id;
 	struct ingero_session *s;
@@ -510,10 +512,8 @@ static int first_mark_seen(struct tep_event *ev, struct tep_record *rec, int cpu
 	struct tep_format_field *buf = tep_find_field(ev, "buf");
 
 	(void)cpu;
-	if (ev->id != m->id || !buf)
-		return 0;
-	m->pid = tep_data_pid(ev->tep, rec);
-	ingero_session_clock_seen(m->s, (const char *)rec->data + buf->offset, rec->ts);
+	if (ev->id == m->id && buf && ingero_session_clock_seen(m->s, (const char *)rec->data + buf->offset, rec->ts))
+		m->pid = tep_data_pid(ev->tep, rec);
 	return 0;
 }
 

@@ -67,8 +67,8 @@ uint64_t ingero_now_ns(void);
 uint64_t ingero_session_clock(const struct ingero_session *s);
 /* Writes a mark to the instance's trace_marker if the last is a second old: its event goes to ingero_session_clock_seen(). */
 int ingero_session_clock_mark(struct ingero_session *s);
-/* A trace_marker line the kernel stamped ts: one of ingero's marks measures the trace clock again. */
-void ingero_session_clock_seen(struct ingero_session *s, const char *text, uint64_t ts);
+/* A trace_marker line the kernel stamped ts: 1 when it is ingero's last mark, which measures the trace clock again. */
+int ingero_session_clock_seen(struct ingero_session *s, const char *text, uint64_t ts);
 
 /* The process that removes a session from the kernel once ingero is done with it. */
 #define KEEPER_NAME "ingero-cleanup"
