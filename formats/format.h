@@ -11,7 +11,7 @@
 #include "../lib/event.h"
 
 #define FORMAT_MAJOR 3
-#define FORMAT_MINOR 0
+#define FORMAT_MINOR 1
 #define FORMAT_MAGIC "INGERO\x1a\n"
 #define FORMAT_MAGIC_LEN 8
 
@@ -103,6 +103,16 @@ struct stream_def {
 };
 
 extern const struct stream_def stream_defs[INGERO_NR_STREAMS];
+
+/*
+ * The name Linux gives each CPU's idle task (tid 0), "swapper/CPU": a
+ * switch keeps it as the null string, for the CPUs below the header's
+ * number and IDLE_CPUS_MAX. A table of that many names, or NULL with
+ * errno; the caller frees it.
+ */
+#define IDLE_CPUS_MAX 8192
+char (*idle_comms_new(uint32_t ncpus))[INGERO_COMM_LEN];
+static inline uint32_t idle_cpus(uint32_t ncpus) { return ncpus < IDLE_CPUS_MAX ? ncpus : IDLE_CPUS_MAX; }
 
 static inline void put_u16(uint8_t *p, uint16_t v) { p[0] = v; p[1] = v >> 8; }
 static inline void put_u32(uint8_t *p, uint32_t v) { put_u16(p, v); put_u16(p + 2, v >> 16); }

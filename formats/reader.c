@@ -125,6 +125,8 @@ struct ingero_reader {
 
 	const char **strs;
 	uint32_t nstrs, strs_alloc;
+	char (*idle)[INGERO_COMM_LEN];	/* idle_comms_new(), nidle of them */
+	uint32_t nidle;
 	uint64_t str_bytes;
 	char **chunks;
 	uint32_t nchunks;
@@ -788,6 +790,11 @@ struct ingero_reader *ingero_reader_open_fd(int fd, const char *name)
 	}
 	if (head.size > r->size || r->sec.len - SECTION_HEADER_SIZE > HEADER_MAX || parse_header(r))
 		goto fail;
+	r->nidle = idle_cpus(r->h.ncpus);
+	if (!(r->idle = idle_comms_new(r->h.ncpus))) {
+		error_errno("cannot read '%s'", name);
+		goto fail;
+	}
 	r->indexed = !read_index(r, head.size);
 	if (r->indexed)
 		read_strings(r);
@@ -1085,6 +1092,19 @@ fields_fill(const struct ingero_reader *r, const struct cursor *c, struct ingero
 	}
 }
 
+/* The switches' idle tasks that the writer left unnamed (see switch_as_written()) get their names back. */
+static void idle_comms_restore(const struct ingero_reader *r, struct ingero_event *ev, uint32_t m)
+{
+	for (; m--; ev++) {
+		if (ev->sw.cpu >= r->nidle)
+			continue;
+		if (!ev->sw.next_tid && !ev->sw.next_comm)
+			ev->sw.next_comm = r->idle[ev->sw.cpu];
+		if (!ev->sw.prev_tid && !ev->sw.prev_comm)
+			ev->sw.prev_comm = r->idle[ev->sw.cpu];
+	}
+}
+
 /* Assembles the block's events from c->i on into the chunk. */
 static __attribute__((noinline)) void chunk_fill(const struct ingero_reader *r, struct cursor *c)
 {
@@ -1102,6 +1122,8 @@ static __attribute__((noinline)) void chunk_fill(const struct ingero_reader *r, 
 	else
 		for (k = 0; k < m; k++)
 			fields_fill(r, c, c->chunk + k, at + k, 1);
+	if (c == &r->cur[INGERO_STREAM_SWITCH])
+		idle_comms_restore(r, c->chunk, m);
 	c->chunk_at = at;
 	c->chunk_end = at + m;
 	c->fast_end = c->chunk_end < c->n ? c->chunk_end : c->n - 1;
@@ -1397,6 +1419,7 @@ void ingero_reader_close(struct ingero_reader *r)
 		free(r->chunks[c]);
 	free(r->chunks);
 	free(r->strs);
+	free(r->idle);
 	free(r->blocks);
 	free((void *)r->h.apis);
 	free(r->arena);

@@ -1,5 +1,7 @@
 /* The streams of a trace and their columns: one table that the writer's schema and the reader's decoding share. */
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "format.h"
 #include "../lib/trace.h"
@@ -107,4 +109,14 @@ int ingero_stream_by_name(const char *name)
 		if (!strcmp(stream_defs[s].name, name))
 			return s;
 	return -1;
+}
+
+char (*idle_comms_new(uint32_t ncpus))[INGERO_COMM_LEN]
+{
+	uint32_t n = idle_cpus(ncpus), cpu;
+	char (*names)[INGERO_COMM_LEN] = malloc((n ? n : 1) * sizeof(*names));
+
+	for (cpu = 0; names && cpu < n; cpu++)
+		snprintf(names[cpu], sizeof(names[cpu]), "swapper/%u", cpu);
+	return names;
 }

@@ -121,6 +121,8 @@ struct ingero_writer {
 	struct stream_buf s[INGERO_NR_STREAMS];
 	struct strtab strings;
 	struct strcache_slot strcache[STRCACHE_SLOTS];
+	char (*idle)[INGERO_COMM_LEN];	/* idle_comms_new(), nidle of them */
+	uint32_t nidle;
 	uint32_t strings_written;
 	struct buf sec, out;
 	struct column_scratch scratch;
@@ -757,6 +759,11 @@ struct ingero_writer *ingero_writer_new(int fd, const struct ingero_header *h)
 			error_errno("cannot allocate a trace writer");
 			goto fail;
 		}
+	w->nidle = idle_cpus(h->ncpus);
+	if (!(w->idle = idle_comms_new(h->ncpus))) {
+		error_errno("cannot allocate a trace writer");
+		goto fail;
+	}
 	if (!(w->cctx = ZSTD_createCCtx())) {
 		error("cannot create a zstd context");
 		goto fail;
@@ -775,11 +782,33 @@ fail:
 	return NULL;
 }
 
+/*
+ * A switch as it is written (ev, or its copy in plain): the comm of the idle
+ * task as NULL where it is the name Linux gives it, which the reader restores.
+ */
+static const struct ingero_event *switch_as_written(const struct ingero_writer *w, const struct ingero_event *ev,
+						    struct ingero_event *plain)
+{
+	const char *idle = w->idle[ev->sw.cpu];
+	int next = !ev->sw.next_tid && ev->sw.next_comm && !strcmp(ev->sw.next_comm, idle);
+	int prev = !ev->sw.prev_tid && ev->sw.prev_comm && !strcmp(ev->sw.prev_comm, idle);
+
+	if (!next && !prev)
+		return ev;
+	*plain = *ev;
+	if (next)
+		plain->sw.next_comm = NULL;
+	if (prev)
+		plain->sw.prev_comm = NULL;
+	return plain;
+}
+
 int ingero_writer_add(struct ingero_writer *w, const struct ingero_event *ev)
 {
 	const struct stream_def *sd;
 	struct stream_buf *sb;
 	const struct wstring *f, *end;
+	struct ingero_event plain;
 	uint64_t key = ingero_event_key(ev);
 	uint32_t i;
 
@@ -805,6 +834,8 @@ int ingero_writer_add(struct ingero_writer *w, const struct ingero_event *ev)
 	}
 	if (!sb->vals[0] && stream_alloc(sb, ev->stream))
 		goto fail;
+	if (ev->stream == INGERO_STREAM_SWITCH && (!ev->sw.next_tid || !ev->sw.prev_tid) && ev->sw.cpu < w->nidle)
+		ev = switch_as_written(w, ev, &plain);
 	i = sb->n;
 	row_put(&sb->rows[i % EVENT_ROWS], ev, sb->wide);
 	/* backwards, so that a column reads its cache before its source's value of this event feeds it */
@@ -912,6 +943,7 @@ int ingero_writer_close(struct ingero_writer *w)
 	for (c = 0; c < MAX_COLUMNS; c++)
 		free(w->keyidx[c]);
 	strtab_release(&w->strings);
+	free(w->idle);
 	buf_release(&w->sec);
 	buf_release(&w->out);
 	column_scratch_release(&w->scratch);

@@ -42,7 +42,11 @@ struct ingero_writer;
 
 /* Writes the header to fd; free with ingero_writer_close(). NULL and errno on failure. */
 struct ingero_writer *ingero_writer_new(int fd, const struct ingero_header *h);
-/* Events must come in order of ingero_event_key() within each stream. */
+/*
+ * Events must come in order of ingero_event_key() within each stream. A
+ * switch's comm of the idle task (tid 0) that is NULL reads back as its
+ * name, swapper/CPU, as a recorder always sees it.
+ */
 int ingero_writer_add(struct ingero_writer *w, const struct ingero_event *ev);
 /* Ends the open blocks: the file then holds every event added so far. */
 int ingero_writer_flush(struct ingero_writer *w);

@@ -398,6 +398,15 @@ test_expect_success TRACEFS 'CPUs that never report leaving the idle task are na
 	fi
 '
 
+test_expect_success TRACEFS 'the idle task is swapper/CPU on each CPU, a name the file leaves out' '
+	ingero dump idle.ing.zst | awk "\$4 == \"switch\" && / next_tid=0 / { cpu = substr(\$2, 2, 3) + 0; n++;
+		if (index(\$0, \" next_comm=swapper/\" cpu \" \")) named++ }
+		END { print ((n >= 16 && named == n) ? \"named\" : n \" idle, \" named \" named\") }" >idle &&
+	echo named >expect && test_cmp expect idle &&
+	zstd -q -d -c idle.ing.zst >plain &&
+	! grep -a -q swapper plain
+'
+
 test_expect_success TRACEFS 'a full disk: the trace says how many of the events it holds, and holds them' '
 	unshare -m sh -c "mount -t tmpfs -o size=32k none /mnt &&
 		ingero record -o /mnt/full.ing.zst -- sh -c \"$WORKLOADS/launch 10; sleep 1.2; $WORKLOADS/launch 200000\" \

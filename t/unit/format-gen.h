@@ -5,6 +5,7 @@
 #ifndef FORMAT_GEN_H
 #define FORMAT_GEN_H
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -50,6 +51,25 @@ static const char *rnd_comm(void)
 	return rnd_below(50) ? gen_comms[rnd_below(NCOMMS)] : NULL;
 }
 
+/*
+ * A switch's comm for tid on cpu: the idle task (tid 0) mostly has its
+ * CPU's name, which the writer leaves out below the header's 8 CPUs, and
+ * never none: a NULL one would read back as that name.
+ */
+static const char *switch_comm(int32_t tid, uint32_t cpu)
+{
+	static char idle[64][INGERO_COMM_LEN];
+	const char *comm = rnd_comm();
+
+	if (tid)
+		return comm;
+	if (rnd_below(4)) {
+		snprintf(idle[cpu], sizeof(idle[cpu]), "swapper/%u", cpu);
+		return idle[cpu];
+	}
+	return comm ? comm : "swapper";
+}
+
 struct gen {
 	struct ingero_event *ev;	/* grouped by stream, each stream in key order */
 	size_t n;
@@ -79,14 +99,14 @@ static void gen_event(struct ingero_event *e, unsigned s, uint64_t t, uint64_t s
 		break;
 	case INGERO_STREAM_SWITCH:
 		e->ts = t;
-		e->sw.cpu = (uint32_t)rnd_below(8);
+		e->sw.cpu = (uint32_t)rnd_below(rnd_below(10) ? 8 : 64);
 		e->sw.prev_tid = (int32_t)rnd_below(40) - 1;
-		e->sw.next_tid = rnd_below(30) ? (int32_t)rnd_below(40) : (int32_t)rnd();
+		e->sw.next_tid = rnd_below(30) ? (int32_t)rnd_below(rnd_below(4) ? 40 : 1) : (int32_t)rnd();
 		e->sw.prev_prio = rnd_below(10) ? 120 : (int32_t)rnd();
 		e->sw.next_prio = rnd_below(10) ? 120 : -1;
 		e->sw.prev_state = rnd_below(2) ? 0x1 : rnd_below(4) ? 0x100 : (uint32_t)rnd();
-		e->sw.prev_comm = rnd_comm();
-		e->sw.next_comm = rnd_comm();
+		e->sw.prev_comm = switch_comm(e->sw.prev_tid, e->sw.cpu);
+		e->sw.next_comm = switch_comm(e->sw.next_tid, e->sw.cpu);
 		break;
 	case INGERO_STREAM_WAKEUP:
 		e->ts = t;
