@@ -42,6 +42,11 @@ test_expect_success TRACEFS 'the floor and ingero each recorded all 20000 launch
 	test_json out/bench.json "select(.figure == \"cost\" and .contender == \"none\") | .ratio_to_kernel" null
 '
 
+test_expect_success TRACEFS 'attached to a running loop, the floor and ingero recorded every call of their windows' '
+	test_json out/bench.json "select(.figure == \"attached\" and .contender == \"bare\") | \"\(.status) \(.windows)\"" "ok 1" &&
+	test_json out/bench.json "select(.figure == \"attached\" and .contender == \"ingero-ret\") | \"\(.status) \(.windows)\"" "ok 1"
+'
+
 test_expect_success TRACEFS 'ingero loses nothing back to back: 40000 launches, 80000 events' '
 	test_json out/bench.json "select(.figure == \"rate\" and .contender == \"ingero-ret\") | \"\(.expected) \(.recorded)\"" "80000 80000"
 '

@@ -44,6 +44,39 @@ static int loop(unsigned long n)
 	return bad ? 1 : 0;
 }
 
+static uint64_t wall_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/*
+ * The loop for tracers attached in turn: for secs seconds, a line per chunk
+ * of at least 10 ms, "chunk END_NS NS_PER_CALL CALLS", stamped on the wall
+ * clock that the harness's windows are read on.
+ */
+static int chunks(unsigned long secs)
+{
+	uint64_t end = now_ns() + secs * 1000000000ULL, t0, t;
+	unsigned long calls, i, bad = 0;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	printf("ready\n");
+	for (t0 = now_ns(); t0 < end; t0 = t) {
+		calls = 0;
+		do {
+			for (i = 0; i < 64; i++)
+				bad += launch_null();
+			calls += i;
+			t = now_ns();
+		} while (t - t0 < 10000000);
+		printf("chunk %llu %.1f %lu\n", (unsigned long long)wall_ns(), (double)(t - t0) / calls, calls);
+	}
+	return bad ? 1 : 0;
+}
+
 struct pacer {
 	pthread_t thread;
 	unsigned long n, bad, late;
@@ -220,11 +253,14 @@ int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "loop"))
 		return loop(arg_num(argv[2]));
+	if (argc == 3 && !strcmp(argv[1], "chunks"))
+		return chunks(arg_num(argv[2]));
 	if ((argc == 4 || (argc == 5 && arg_num(argv[4]))) && !strcmp(argv[1], "paced") && arg_num(argv[3]))
 		return paced(arg_num(argv[2]), arg_num(argv[3]), argc == 5 ? arg_num(argv[4]) : 1);
 	if (argc == 5 && !strcmp(argv[1], "mix"))
 		return mix(arg_num(argv[2]), arg_num(argv[3]), arg_num(argv[4]));
 	fprintf(stderr, "usage: bench-driver loop CALLS\n"
+		"       bench-driver chunks SECONDS\n"
 		"       bench-driver paced CALLS RATE [THREADS]\n"
 		"       bench-driver mix ITERATIONS THREADS NOISE_THREADS\n");
 	return 129;

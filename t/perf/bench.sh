@@ -6,7 +6,7 @@
 set -u
 export LC_ALL=C
 
-quick=0 out= bin= ingero= rounds= figures=1,2,3,4,5,6,7 contenders=
+quick=0 out= bin= ingero= rounds= figures=1,2,3,4,5,6,7,8 contenders=
 usage="usage: bench.sh [--quick] [--rounds N] [--figures N,...] [--contenders WHO,...] --out DIR --bin DIR --ingero PATH"
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -22,7 +22,7 @@ while [ $# -gt 0 ]; do
 	shift
 done
 [ -n "$out" ] && [ -n "$bin" ] && [ -n "$ingero" ] || { echo "$usage" >&2; exit 129; }
-case $figures in *[!1-7,]*|"") echo "bench: --figures takes numbers 1 to 7, comma-separated" >&2; exit 129 ;; esac
+case $figures in *[!1-8,]*|"") echo "bench: --figures takes numbers 1 to 8, comma-separated" >&2; exit 129 ;; esac
 case ,$figures, in *,4,*) figures=$figures,3 ;; esac	# figure 4 reads the recordings of 3
 case $rounds in ''|[1-9]|[1-9][0-9]) ;; *) echo "bench: --rounds takes 1 to 99" >&2; exit 129 ;; esac
 bin=$(cd "$bin" && pwd) && ingero=$(cd "$(dirname "$ingero")" && pwd)/$(basename "$ingero") || exit 1
@@ -134,6 +134,20 @@ why_skipped() {
 # Each counts what it recorded itself: "ENTRIES RETURNS LOST" for the launch probes.
 count_lines() { awk -v a="$2" -v b="$3" '$0 ~ a { e++ } $0 ~ b { r++ } END { print e + 0, r + 0 }' "$1"; }
 
+# What WHO recorded of the launch probes in its files at F (F.err, F.ing.zst, F.data, F.dat).
+recorded() { # who f
+	local e=$LE r=$LR
+	[ $1 = bare0 ] && e=launch0 r=launch0_ret
+	case $1 in
+	bare*)
+		echo "$(field "$G/$e" "$2.err") $(field "$G/$r" "$2.err" | grep . || echo 0) $(field lost "$2.err")" ;;
+	ingero*) ingero_count "$2.ing.zst" ;;
+	perf) perf_count "$2.data" ;;
+	trace-cmd*)
+		trace-cmd report -i "$2.dat" 2>/dev/null >"$2.txt" && echo "$(count_lines "$2.txt" " $LE:" " $LR:") 0" ;;
+	esac
+}
+
 trace() {
 	local who=$1; shift
 	local f=$w/rec.$who
@@ -144,27 +158,24 @@ trace() {
 	bare0|bare)
 		local e=$LE r=$LR
 		[ $who = bare0 ] && e=launch0 r=launch0_ret
-		"$bin/bench-bare" -e "$G/$e" -e "$G/$r" -- "$@" >"$w/drv" 2>"$f.err" &&
-			echo "$(field "$G/$e" "$f.err") $(field "$G/$r" "$f.err") $(field lost "$f.err")" >"$w/cnt" ;;
+		"$bin/bench-bare" -e "$G/$e" -e "$G/$r" -- "$@" >"$w/drv" 2>"$f.err" && recorded $who "$f" >"$w/cnt" ;;
 	bare-entry)
-		"$bin/bench-bare" -e "$G/$LE" -- "$@" >"$w/drv" 2>"$f.err" &&
-			echo "$(field "$G/$LE" "$f.err") 0 $(field lost "$f.err")" >"$w/cnt" ;;
+		"$bin/bench-bare" -e "$G/$LE" -- "$@" >"$w/drv" 2>"$f.err" && recorded $who "$f" >"$w/cnt" ;;
 	ingero)
-		"$ingero" record -q -o "$f.ing.zst" -- "$@" >"$w/drv" 2>"$f.err" && ingero_count "$f.ing.zst" >"$w/cnt" ;;
+		"$ingero" record -q -o "$f.ing.zst" -- "$@" >"$w/drv" 2>"$f.err" && recorded $who "$f" >"$w/cnt" ;;
 	ingero-ret)
-		"$ingero" record -q --returns -o "$f.ing.zst" -- "$@" >"$w/drv" 2>"$f.err" && ingero_count "$f.ing.zst" >"$w/cnt" ;;
+		"$ingero" record -q --returns -o "$f.ing.zst" -- "$@" >"$w/drv" 2>"$f.err" && recorded $who "$f" >"$w/cnt" ;;
 	ingero-*)
 		"$ingero" record -q -e "${who#ingero-}" -o "$f.ing.zst" -- "$@" >"$w/drv" 2>"$f.err" &&
-			ingero_count "$f.ing.zst" >"$w/cnt" ;;
+			recorded $who "$f" >"$w/cnt" ;;
 	perf)
-		perf record -q -e "$G:$LE" -e "$G:$LR" -o "$f.data" -- "$@" >"$w/drv" 2>"$f.err" && perf_count "$f.data" >"$w/cnt" ;;
+		perf record -q -e "$G:$LE" -e "$G:$LR" -o "$f.data" -- "$@" >"$w/drv" 2>"$f.err" && recorded $who "$f" >"$w/cnt" ;;
 	trace-cmd|trace-cmd-mono)
 		# its own default trace clock (local), or ingero's (mono), whose reading costs more on some machines
 		local clock=()
 		[ $who = trace-cmd-mono ] && clock=(-C mono)
 		trace_cmd record -q "${clock[@]}" -e "$G:$LE" -e "$G:$LR" -F -c -o "$f.dat" "$@" >"$w/drv" 2>"$f.err" &&
-			trace-cmd report -i "$f.dat" 2>/dev/null >"$f.txt" &&
-			echo "$(count_lines "$f.txt" " $LE:" " $LR:") 0" >"$w/cnt" ;;
+			recorded $who "$f" >"$w/cnt" ;;
 	bpftrace-hist)
 		timeout 120 bpftrace -o "$f.txt" -e "
 			uprobe:$LIB:cuLaunchKernel /pid == cpid/ { @start[tid] = nsecs; @e = count(); }
@@ -179,6 +190,30 @@ trace() {
 			-c "$*" >"$w/drv" 2>"$f.err" &&
 			echo "$(count_lines "$f.txt" "^E " "^R ") $(sed -n 's/.*Lost \([0-9]*\) events.*/\1/p' "$f.err" "$f.txt" | awk '{ s += $1 } END { print s + 0 }')" >"$w/cnt" ;;
 	esac
+}
+
+# Attaches WHO to the running loop PID for SECONDS, from the moment it is called; the counts in $w/cnt.
+attach() { # who pid seconds
+	local who=$1 pid=$2 s=$3 f=$w/att.$1
+	rm -f "$w/cnt" "$f"*
+	case $who in
+	none) sleep "$s" && echo "0 0 0" >"$w/cnt"; return ;;
+	bare) "$bin/bench-bare" -p "$pid" -e "$G/$LE" -e "$G/$LR" -- sleep "$s" 2>"$f.err" ;;
+	ingero-ret) "$ingero" record -q --returns -p "$pid" --duration "$s" -o "$f.ing.zst" 2>"$f.err" ;;
+	perf) perf record -q -e "$G:$LE" -e "$G:$LR" -p "$pid" -o "$f.data" -- sleep "$s" 2>"$f.err" ;;
+	trace-cmd)
+		timeout --preserve-status -s INT "$s" unshare -m --propagation private "$w/no-ftrace" \
+			trace-cmd record -q -e "$G:$LE" -e "$G:$LR" -P "$pid" -o "$f.dat" >/dev/null 2>"$f.err" ;;
+	esac && recorded $who "$f" >"$w/cnt"
+}
+
+# Those of the contenders named that --contenders asked for, beside the two rows every
+# ratio needs: no tracer and the kernel's own pair.
+asked() {
+	local who
+	for who; do
+		case $who,${contenders:-$who}, in none,*|bare,*|*,$who,*) echo $who ;; esac
+	done | tr '\n' ' '
 }
 
 # ingero's count: the launches (driver's and runtime's) that analyze sees, and those of them with a return.
@@ -241,6 +276,21 @@ summarise() { # file who
 	echo "$(echo "$vals" | stats) $(echo "$vals" | wc -l) ${st:-ok}"
 }
 
+# Ratios of medians, and the median of the ratios within each round, which the drift between rounds leaves alone.
+paired() { # file who base: over the rounds both completed, the median, least and greatest of who's ns/call over base's
+	awk -v a="$2" -v b="$3" '$3 == "ok" && ($1 == a || $1 == b) { v[$1, $4] = $2; r[$4] = 1 }
+		END { for (i in r) if ((a, i) in v && v[b, i] > 0) print v[a, i] / v[b, i] }' "$1" | stats
+}
+# The rounds' spread is said beside the verdict: where it straddles the limit, the noise outweighs the difference.
+ratio_goal() { # file figure label who base limit
+	local m b r lo hi
+	read -r m _ <<<"$(summarise "$1" $4)"
+	read -r b _ <<<"$(summarise "$1" $5)"
+	read -r r lo hi <<<"$(paired "$1" $4 $5)"
+	say "goal: $3 <= $6: $(awk -v m="$m" -v b="$b" -v r="${r:--}" -v lo="$lo" -v hi="$hi" -v l="$6" 'BEGIN { if (m == "-" || b == "-" || r == "-") print "not measured"; else printf "%.3f on medians, %.3f paired by round (rounds %.3f-%.3f), %s", m / b, r, lo, hi, r <= l ? "met" : "NOT met" }')"
+	emit "{\"figure\":\"$2-goal\",\"contender\":\"$4\",\"base\":\"$5\",\"paired_ratio\":${r:-null},\"paired_min\":${lo:-null},\"paired_max\":${hi:-null},\"limit\":$6}"
+}
+
 say "ingero benchmarks, $(date -u +%Y-%m-%dT%H:%MZ), $(uname -r), $(nproc) CPUs$([ $quick = 1 ] && echo ', quick')"
 say "probes: ingero's own definitions on private copies of the stand-ins ($nprobes uprobes in group $G)"
 say ""
@@ -255,9 +305,7 @@ if figure 1; then
 	sets=${SETS:-$(cut -d' ' -f1 "$w/sets" | tr '\n' ' ')}
 	cost_who="none bare0 bare bare-entry ingero ingero-ret perf trace-cmd trace-cmd-mono bpftrace-hist bpftrace-print"
 	for s in $sets; do [ "$s" != default ] && cost_who="$cost_who ingero-$s"; done
-	# those asked for, beside the two rows every ratio needs: no tracer and the kernel's own pair
-	[ -n "$contenders" ] && cost_who=$(for who in $cost_who; do
-		case $who,$contenders, in none,*|bare,*|*,$who,*) echo $who ;; esac; done | tr '\n' ' ')
+	cost_who=$(asked $cost_who)
 	: >"$w/cost"
 	for ((round = 0; round < ROUNDS; round++)); do
 		for who in $(order $round $cost_who); do
@@ -314,25 +362,11 @@ if figure 1; then
 		emit "{\"figure\":\"cost\",\"contender\":\"$who\",\"calls\":$CALLS,\"runs\":$runs,\"median_ns\":$med,\"min_ns\":$lo,\"max_ns\":$hi,\"overhead_ns\":$over,\"ratio_to_kernel\":${ratio/-/null},\"status\":\"$st\"}"
 	done
 	say "(a miscount row: ENTRIES/RETURNS/LOST of its worst run; its times are those of its complete runs)"
-	# Ratios of medians, and the median of the ratios within each round, which the drift between rounds leaves alone.
-	paired() { # who base: over the rounds both completed, the median, least and greatest of who's ns/call over base's
-		awk -v a="$1" -v b="$2" '$3 == "ok" && ($1 == a || $1 == b) { v[$1, $4] = $2; r[$4] = 1 }
-			END { for (i in r) if ((a, i) in v && v[b, i] > 0) print v[a, i] / v[b, i] }' "$w/cost" | stats
-	}
-	# The rounds' spread is said beside the verdict: where it straddles the limit, the noise outweighs the difference.
-	ratio_goal() { # label who base limit
-		local m r lo hi
-		read -r m _ <<<"$(summarise "$w/cost" $2)"
-		read -r b _ <<<"$(summarise "$w/cost" $3)"
-		read -r r lo hi <<<"$(paired $2 $3)"
-		say "goal: $1 <= $4: $(awk -v m="$m" -v b="$b" -v r="${r:--}" -v lo="$lo" -v hi="$hi" -v l="$4" 'BEGIN { if (m == "-" || b == "-" || r == "-") print "not measured"; else printf "%.3f on medians, %.3f paired by round (rounds %.3f-%.3f), %s", m / b, r, lo, hi, r <= l ? "met" : "NOT met" }')"
-		emit "{\"figure\":\"cost-goal\",\"contender\":\"$2\",\"base\":\"$3\",\"paired_ratio\":${r:-null},\"paired_min\":${lo:-null},\"paired_max\":${hi:-null},\"limit\":$4}"
-	}
-	ratio_goal "ingero --returns / kernel, same probes" ingero-ret bare 1.10
-	ratio_goal "ingero (default) / kernel, entry only" ingero bare-entry 1.10
-	peer_ok perf && ratio_goal "ingero --returns / perf record" ingero-ret perf 1.00
-	peer_ok trace-cmd && ratio_goal "ingero --returns / trace-cmd record" ingero-ret trace-cmd 1.00
-	peer_ok trace-cmd && ratio_goal "ingero --returns / trace-cmd record, ingero's clock" ingero-ret trace-cmd-mono 1.00
+	ratio_goal "$w/cost" cost "ingero --returns / kernel, same probes" ingero-ret bare 1.10
+	ratio_goal "$w/cost" cost "ingero (default) / kernel, entry only" ingero bare-entry 1.10
+	peer_ok perf && ratio_goal "$w/cost" cost "ingero --returns / perf record" ingero-ret perf 1.00
+	peer_ok trace-cmd && ratio_goal "$w/cost" cost "ingero --returns / trace-cmd record" ingero-ret trace-cmd 1.00
+	peer_ok trace-cmd && ratio_goal "$w/cost" cost "ingero --returns / trace-cmd record, ingero's clock" ingero-ret trace-cmd-mono 1.00
 	say ""
 
 fi
@@ -616,6 +650,72 @@ if figure 7; then
 	# ==== 7. a real workload: measured on the GPU machine ====
 	say "7. real workload (PyTorch on a GPU): not measured here; a slot for the figure from the GPU machine"
 	emit '{"figure":"real-workload","status":"slot","note":"measured on the GPU machine, not by this harness"}'
+fi
+
+if figure 8; then
+	# ==== 8. cost per traced launch, the tracers attached in turn to one running loop ====
+	# Each round gives each contender a window of WIN seconds on the same warm process; its
+	# chunks from LEAD seconds in (the tracer's start, perf's the slowest) to TAIL before the
+	# end count, so that the process's own start and the machine's slow stretches between
+	# processes are left out of the pairs.
+	att_who=$(asked none bare ingero-ret perf trace-cmd)
+	if [ $quick = 1 ]; then WIN=2 LEAD=0.5; else WIN=5 LEAD=1.5; fi
+	TAIL=0.3
+	n=0
+	for who in $att_who; do peer_ok $who && n=$((n + 1)); done
+	# long enough for every window and the counting after each (trace-cmd's report, perf script)
+	"$DRV" chunks $((ROUNDS * n * (WIN + 30) + 60)) >"$w/chunks" &
+	drv=$!
+	until grep -q ready "$w/chunks" || ! kill -0 $drv 2>/dev/null; do sleep 0.1; done
+	: >"$w/attached"
+	for ((round = 0; round < ROUNDS; round++)); do
+		for who in $(order $round $att_who); do
+			peer_ok $who || continue
+			from=$(date +%s%N)
+			to=$(awk -v t=$from -v w=$WIN -v e=$TAIL 'BEGIN { printf "%.0f", t + (w - e) * 1e9 }')
+			from=$(awk -v t=$from -v l=$LEAD 'BEGIN { printf "%.0f", t + l * 1e9 }')
+			ok=0
+			attach $who $drv $WIN && ok=1
+			# the chunks that ended inside the window: their median ns/call and their calls
+			read -r ns calls <<<"$(awk -v a=$from -v b=$to '$1 == "chunk" && $2 >= a && $2 <= b { print $3, $4 }' "$w/chunks" |
+				sort -g | awk '{ v[NR] = $1; c += $2 } END { if (NR) print v[int((NR + 1) / 2)], c }')"
+			if [ $ok = 0 ] || [ -z "$ns" ]; then
+				echo "$who - failed:$(tail -1 "$w/att.$who.err" 2>/dev/null | tr ' ' _) $round" >>"$w/attached"
+			elif [ $who = none ] || { read -r e r _ <"$w/cnt" && [ "$e" -ge "$calls" ] && [ "$r" -ge "$calls" ]; }; then
+				echo "$who $ns ok $round" >>"$w/attached"
+			else
+				echo "$who $ns miscount:$(tr ' ' / <"$w/cnt")<$calls $round" >>"$w/attached"
+			fi
+		done
+	done
+	kill $drv 2>/dev/null
+	wait $drv 2>/dev/null
+
+	say "8. cost per traced launch, the tracers attached in turn to one running loop: $ROUNDS round(s) of ${WIN} s windows"
+	say "$(printf '%-26s %10s %17s %8s %8s  %s' contender 'ns/call' 'min-max' windows 'x kernel' check)"
+	read -r kern _ <<<"$(summarise "$w/attached" bare)"
+	for who in $att_who; do
+		if ! peer_ok $who; then
+			say "$(printf '%-26s %s' "$(label $who)" "skipped: $(why_skipped $who)")"
+			continue
+		fi
+		read -r med lo hi runs st <<<"$(summarise "$w/attached" $who)"
+		if [ "$med" = - ]; then
+			case $who in bare|ingero*) failed=1 ;; esac
+			say "$(printf '%-26s %s' "$(label $who)" "no complete window: $st")"
+			emit "{\"figure\":\"attached\",\"contender\":\"$who\",\"status\":\"failed\",\"why\":\"$st\"}"
+			continue
+		fi
+		[ "$st" = ok ] || case $who in bare|ingero*) failed=1 ;; esac
+		[ $who = none ] && ratio=- || ratio=$(awk -v m="$med" -v k="$kern" 'BEGIN { if (k > 0) printf "%.3f", m / k; else print "null" }')
+		say "$(printf '%-26s %10.1f %8.1f-%-8.1f %8s %8s  %s' "$(label $who)" "$med" "$lo" "$hi" "$runs" "$ratio" "$st")"
+		emit "{\"figure\":\"attached\",\"contender\":\"$who\",\"windows\":$runs,\"median_ns\":$med,\"min_ns\":$lo,\"max_ns\":$hi,\"ratio_to_kernel\":${ratio/-/null},\"status\":\"$st\"}"
+	done
+	say "(a window's figure is the median of its 10 ms chunks; a miscount row: ENTRIES/RETURNS/LOST<CALLS of the window)"
+	ratio_goal "$w/attached" attached "ingero --returns / kernel, same probes" ingero-ret bare 1.10
+	peer_ok perf && ratio_goal "$w/attached" attached "ingero --returns / perf record" ingero-ret perf 1.00
+	peer_ok trace-cmd && ratio_goal "$w/attached" attached "ingero --returns / trace-cmd record" ingero-ret trace-cmd 1.00
+	say ""
 fi
 
 # The count checks above are the harness's sanity checks.
