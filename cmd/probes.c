@@ -3,6 +3,7 @@
  * which of the sets' symbols it has (and at which file offset) and which it lacks.
  */
 #include <ctype.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -224,8 +225,11 @@ int cmd_probes(int argc, const char **argv)
 			return 129;
 		}
 		before = o.libs.nr;
-		if (ingero_libfind_mapped((pid_t)pid, NULL, &o.libs))
+		if (ingero_libfind_mapped((pid_t)pid, NULL, &o.libs)) {
+			if (errno == ESRCH)
+				error("no process %ld", pid);
 			failed = 1;
+		}
 		else if (o.libs.nr == before && !o.group)
 			printf("process %ld has no CUDA library mapped\n", pid);
 	}

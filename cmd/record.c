@@ -430,6 +430,7 @@ static void probe_list(struct ingero_recorder *r, const struct ingero_strlist *l
 struct pid_list {
 	pid_t *pids;
 	uint8_t *unreadable;	/* whose mappings could not be read: said once, then passed over */
+	uint8_t *watched;	/* whose dynamic loader was looked for */
 	size_t n;
 };
 
@@ -437,10 +438,41 @@ static void pid_list_add(struct pid_list *l, pid_t pid)
 {
 	l->pids = realloc(l->pids, (l->n + 1) * sizeof(*l->pids));
 	l->unreadable = realloc(l->unreadable, l->n + 1);
-	if (!l->pids || !l->unreadable)
+	l->watched = realloc(l->watched, l->n + 1);
+	if (!l->pids || !l->unreadable || !l->watched)
 		die("out of memory");
 	l->pids[l->n] = pid;
+	l->watched[l->n] = 0;
 	l->unreadable[l->n++] = 0;
+}
+
+/* The mapped files looked at for CUDA libraries, in every process: each file once. */
+static struct ingero_libfind_seen seen_mapped;
+
+/* Probes the CUDA libraries that pid has mapped since the last look; 0, or -1 if its mappings cannot be read. */
+static int probe_process(struct ingero_recorder *r, pid_t pid)
+{
+	struct ingero_strlist l = { 0 };
+	int ret = ingero_libfind_mapped(pid, &seen_mapped, &l);
+
+	if (!ret)
+		probe_list(r, &l, pid);
+	ingero_strlist_release(&l);
+	return ret;
+}
+
+/* Probes the hook of pid's dynamic loader, so that its library loads are seen as they come. */
+static void watch_loader(struct ingero_recorder *r, pid_t pid)
+{
+	char path[PATH_MAX];
+
+	if (ingero_libfind_loader(pid, path, sizeof(path)))
+		ingero_recorder_watch_loader(r, path);
+}
+
+static int has_ended(pid_t pid)
+{
+	return kill(pid, 0) && errno == ESRCH;
 }
 
 /*
@@ -449,20 +481,33 @@ static void pid_list_add(struct pid_list *l, pid_t pid)
  */
 static void probe_mapped(struct ingero_recorder *r, struct pid_list *p)
 {
-	static struct ingero_libfind_seen seen;
 	size_t i;
 
 	for (i = 0; i < p->n; i++) {
-		struct ingero_strlist l = { 0 };
-
-		if (p->unreadable[i] || (kill(p->pids[i], 0) && errno == ESRCH))
+		if (p->unreadable[i] || has_ended(p->pids[i]))
 			continue;
-		if (!ingero_libfind_mapped(p->pids[i], &seen, &l))
-			probe_list(r, &l, p->pids[i]);
-		else
+		if (!p->watched[i])
+			watch_loader(r, p->pids[i]);
+		p->watched[i] = 1;
+		if (probe_process(r, p->pids[i]) && errno != ESRCH)
 			p->unreadable[i] = 1;
-		ingero_strlist_release(&l);
 	}
+}
+
+/*
+ * Looks at once at the processes seen loading a library (a task stands for
+ * its process), rather than at the next look at all of them.
+ */
+static void probe_loads(struct ingero_recorder *r, struct pid_list *p)
+{
+	pid_t tids[64];
+	int missed;
+	size_t n = ingero_recorder_loads(r, tids, sizeof(tids) / sizeof(tids[0]), &missed), i;
+
+	for (i = 0; i < n; i++)
+		probe_process(r, tids[i]);
+	if (missed)
+		probe_mapped(r, p);
 }
 
 /* -a: the processes followed since the last look join the list; 1 when some did. */
@@ -733,6 +778,8 @@ static int record_loop(struct ingero_session *s, struct ingero_recorder *r, stru
 		if (ch && waitpid(ch->pid, &status, WNOHANG) == ch->pid)
 			break;
 		ingero_recorder_poll(r, 0);
+		if (scan)
+			probe_loads(r, scan);
 		now = ingero_now_ns();
 		if (now - start >= duration_ns)
 			break;
@@ -921,6 +968,8 @@ int cmd_record(int argc, const char **argv)
 	ingero_strlist_release(&o.libs);
 	free(pids.pids);
 	free(pids.unreadable);
+	free(pids.watched);
+	free(seen_mapped.ids);
 	free(command);
 	free(enabled);
 	free((void *)apis);

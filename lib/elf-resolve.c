@@ -71,12 +71,15 @@ static uint64_t file_offset(const struct elf_file *f, uint64_t vaddr)
 	return 0;
 }
 
-/* The API named name, ignoring a version suffix ("cudaMalloc@@libcudart.so.13"); -1 if none. */
+/*
+ * The API named name, ignoring a version suffix ("cudaMalloc@@libcudart.so.13");
+ * -1 if none. The names of a table begin alike ("cu"): most symbols fail at once.
+ */
 static int api_index(const char *name, const struct ingero_api *apis, size_t napis)
 {
 	size_t len = strcspn(name, "@"), i;
 
-	if (name[0] != 'c' || name[1] != 'u')
+	if (!napis || name[0] != apis[0].name[0] || name[1] != apis[0].name[1])
 		return -1;
 	for (i = 0; i < napis; i++)
 		if (!strncmp(apis[i].name, name, len) && apis[i].name[len] == '\0')

@@ -6,9 +6,11 @@
 #include <fcntl.h>
 #include <glob.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -308,6 +310,52 @@ static int same_files(pid_t pid)
 	return shares(pid, "root") && shares(pid, "ns/mnt");
 }
 
+/* The address its dynamic loader was mapped at (AT_BASE), 0 for a program without one or unreadable auxv. */
+static unsigned long loader_base(pid_t pid)
+{
+	unsigned long aux[2];
+	char file[64];
+	int fd;
+
+	snprintf(file, sizeof(file), "/proc/%d/auxv", (int)pid);
+	fd = open(file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	while (read(fd, aux, sizeof(aux)) == (ssize_t)sizeof(aux) && aux[0] != AT_NULL)
+		if (aux[0] == AT_BASE) {
+			close(fd);
+			return aux[1];
+		}
+	close(fd);
+	return 0;
+}
+
+int ingero_libfind_loader(pid_t pid, char *path, size_t size)
+{
+	unsigned long base = loader_base(pid), start, end;
+	char file[64], *line = NULL;
+	size_t len = 0;
+	int found = 0;
+	FILE *f;
+
+	snprintf(file, sizeof(file), "/proc/%d/maps", (int)pid);
+	if (!base || !(f = fopen(file, "re")))
+		return 0;
+	while (!found && getline(&line, &len, f) > 0) {
+		int exec;
+		const char *mapped;
+
+		if (sscanf(line, "%lx-%lx", &start, &end) != 2 || base < start || base >= end ||
+		    !(mapped = maps_path(line, &exec)))
+			continue;
+		found = (same_files(pid) ? snprintf(path, size, "%s", mapped) :
+			 snprintf(path, size, "/proc/%d/root%s", (int)pid, mapped)) < (int)size;
+	}
+	free(line);
+	fclose(f);
+	return found;
+}
+
 int ingero_libfind_mapped(pid_t pid, struct ingero_libfind_seen *seen, struct ingero_strlist *out)
 {
 	struct ingero_libfind_seen once = { 0 };
@@ -318,6 +366,8 @@ int ingero_libfind_mapped(pid_t pid, struct ingero_libfind_seen *seen, struct in
 
 	snprintf(file, sizeof(file), "/proc/%d/maps", (int)pid);
 	f = fopen(file, "re");
+	if (!f && errno == ENOENT && kill(pid, 0) && errno == ESRCH)
+		return -1;
 	if (!f)
 		return error_errno("cannot read the mappings of process %d", (int)pid);
 	if (!seen)

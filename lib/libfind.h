@@ -34,8 +34,14 @@ int ingero_libfind_remember(struct ingero_libfind_seen *s, const struct stat *st
  * The files mapped executable in pid that define CUDA symbols (maps paths,
  * also under /proc/pid/root). With seen, files it holds are skipped and the
  * ones looked at are added, so that looking again costs a stat per mapping.
+ * -1 with the error said, or with errno ESRCH alone for a process that has ended.
  */
 int ingero_libfind_mapped(pid_t pid, struct ingero_libfind_seen *seen, struct ingero_strlist *out);
+/*
+ * The dynamic loader process pid runs with, as a path to put in path: 1 if
+ * found, 0 for a program without one (static) or one that has ended.
+ */
+int ingero_libfind_loader(pid_t pid, char *path, size_t size);
 /*
  * Stats a library named by the user into st: 0 if it is a regular file, else
  * -1 and the error said. A FIFO or a device is refused unopened, as its open could block.

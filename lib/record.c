@@ -47,6 +47,7 @@ enum handler_kind {
 	H_RENAME,
 	H_NEWTASK,
 	H_MARK,
+	H_LOADER,
 };
 
 struct field {
@@ -121,6 +122,9 @@ struct pid_list {
 	size_t n, cap;
 };
 
+/* The tasks seen in their dynamic loader's hook since the last look, each once: few, as they load libraries. */
+#define MAX_LOADS 64
+
 struct ingero_recorder {
 	struct ingero_session *s;
 	struct ingero_writer *w;
@@ -165,6 +169,11 @@ struct ingero_recorder {
 
 	struct probed_file *files;
 	size_t nfiles;
+	struct probed_file *loaders;	/* the dynamic loaders whose hook is probed */
+	size_t nloaders;
+	pid_t loads[MAX_LOADS];
+	size_t nloads;
+	int loads_missed;		/* more tasks loaded than loads holds */
 	uint32_t next_lib_id;
 	uint64_t *offsets;		/* scratch for ingero_lib_resolve() */
 	struct api_fetch *fetch;	/* by API */
@@ -402,26 +411,26 @@ struct ingero_recorder *ingero_recorder_new(struct ingero_session *s, struct ing
 
 /* Probing libraries. */
 
-static int already_probed(struct ingero_recorder *r, const struct stat *st)
+static int file_listed(const struct probed_file *files, size_t n, const struct stat *st)
 {
 	size_t i;
 
-	for (i = 0; i < r->nfiles; i++)
-		if (r->files[i].dev == st->st_dev && r->files[i].ino == st->st_ino)
+	for (i = 0; i < n; i++)
+		if (files[i].dev == st->st_dev && files[i].ino == st->st_ino)
 			return 1;
 	return 0;
 }
 
-static int remember_file(struct ingero_recorder *r, const struct stat *st)
+static int list_file(struct probed_file **files, size_t *n, const struct stat *st)
 {
-	struct probed_file *p = realloc(r->files, (r->nfiles + 1) * sizeof(*p));
+	struct probed_file *p = realloc(*files, (*n + 1) * sizeof(*p));
 
 	if (!p)
 		return -1;
-	r->files = p;
-	r->files[r->nfiles].dev = st->st_dev;
-	r->files[r->nfiles].ino = st->st_ino;
-	r->nfiles++;
+	*files = p;
+	p[*n].dev = st->st_dev;
+	p[*n].ino = st->st_ino;
+	(*n)++;
 	return 0;
 }
 
@@ -629,9 +638,9 @@ static int probe_lib_locked(struct ingero_recorder *r, const char *path, pid_t p
 
 	if (stat(path, &st))
 		return error_errno("cannot probe '%s'", path);
-	if (already_probed(r, &st))
+	if (file_listed(r->files, r->nfiles, &st))
 		return 0;
-	if (remember_file(r, &st))
+	if (list_file(&r->files, &r->nfiles, &st))
 		return -1;
 	found = ingero_lib_resolve(path, r->apis, r->napis, r->offsets, build_id, sizeof(build_id));
 	if (found <= 0)
@@ -654,6 +663,52 @@ int ingero_recorder_probe_lib(struct ingero_recorder *r, const char *path, pid_t
 	ret = probe_lib_locked(r, path, pid);
 	pthread_mutex_unlock(&r->lock);
 	return ret;
+}
+
+/* The hook the dynamic loader calls before and after each change to the objects it has loaded. */
+static const struct ingero_api loader_hook = { "_dl_debug_state", "ld.so", "loader", "void", INGERO_ROLE_OTHER, 0, { { 0 } } };
+
+static int watch_loader_locked(struct ingero_recorder *r, const char *path)
+{
+	char name[32], build_id[128];
+	uint64_t offset;
+	struct tep_event *ev;
+	struct stat st;
+
+	if (stat(path, &st))
+		return error_errno("cannot probe the loader '%s'", path);
+	if (file_listed(r->loaders, r->nloaders, &st))
+		return 0;
+	if (list_file(&r->loaders, &r->nloaders, &st))
+		return -1;
+	if (ingero_lib_resolve(path, &loader_hook, 1, &offset, build_id, sizeof(build_id)) <= 0)
+		return 0;
+	snprintf(name, sizeof(name), "loader_%zu", r->nloaders);
+	if (ingero_session_add_uprobe(r->s, name, path, offset, "", 0) ||
+	    !(ev = ingero_session_enable_uprobe(r->s, name)) || !handler_for(r, ev->id, H_LOADER))
+		return -1;
+	return 1;
+}
+
+int ingero_recorder_watch_loader(struct ingero_recorder *r, const char *path)
+{
+	int ret;
+
+	pthread_mutex_lock(&r->lock);
+	ret = watch_loader_locked(r, path);
+	pthread_mutex_unlock(&r->lock);
+	return ret;
+}
+
+size_t ingero_recorder_loads(struct ingero_recorder *r, pid_t *tids, size_t max, int *missed)
+{
+	size_t n = r->nloads < max ? r->nloads : max;
+
+	memcpy(tids, r->loads, n * sizeof(*tids));
+	*missed = r->loads_missed || n < r->nloads;
+	r->nloads = 0;
+	r->loads_missed = 0;
+	return n;
 }
 
 /* Threads: an open-addressed table by tid; it grows only when a new thread appears. */
@@ -1277,6 +1332,37 @@ static void on_mark(struct ingero_recorder *r, const struct handler *h, const vo
 		ingero_session_clock_seen(r->s, (const char *)data + h->f[0].offset, ts);
 }
 
+static int process_followed(const struct ingero_recorder *r, uint32_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < r->procs.n; i++)
+		if ((uint32_t)r->procs.pids[i] == pid)
+			return 1;
+	return 0;
+}
+
+/*
+ * A task of a recorded process in its loader's hook: the process is loading
+ * or unloading a library, to be looked at. With -a, the loader's other
+ * users pass there too, and are left to join at their first call.
+ */
+static void on_loader(struct ingero_recorder *r, const void *data)
+{
+	pid_t tid = common_pid(data);
+	size_t i;
+
+	if (r->follow && !process_followed(r, read_tgid(r, tid)))
+		return;
+	for (i = 0; i < r->nloads; i++)
+		if (r->loads[i] == tid)
+			return;
+	if (r->nloads < MAX_LOADS)
+		r->loads[r->nloads++] = tid;
+	else
+		r->loads_missed = 1;
+}
+
 static void handle(struct ingero_recorder *r, void *data, uint64_t ts, int cpu)
 {
 	uint16_t id;
@@ -1296,6 +1382,7 @@ static void handle(struct ingero_recorder *r, void *data, uint64_t ts, int cpu)
 	case H_NONE: break;
 	case H_NEWTASK: on_newtask(r, h, data); break;
 	case H_MARK: on_mark(r, h, data, ts); break;
+	case H_LOADER: on_loader(r, data); break;
 	default: on_task(r, h, data, ts); break;
 	}
 }
@@ -1552,6 +1639,7 @@ void ingero_recorder_free(struct ingero_recorder *r)
 	free(r->follows);
 	free(r->threads);
 	free(r->files);
+	free(r->loaders);
 	free(r->offsets);
 	free(r->fetch);
 	pthread_mutex_destroy(&r->lock);

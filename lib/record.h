@@ -45,6 +45,19 @@ struct ingero_recorder *ingero_recorder_new(struct ingero_session *s, struct ing
  */
 int ingero_recorder_probe_lib(struct ingero_recorder *r, const char *path, pid_t pid);
 /*
+ * Probes the hook that the dynamic loader at path calls around each library
+ * it loads, once per file: the tasks that pass there are handed out by
+ * ingero_recorder_loads(). Returns 1 if probed, 0 for a file already
+ * probed or without the hook, -1 on failure.
+ */
+int ingero_recorder_watch_loader(struct ingero_recorder *r, const char *path);
+/*
+ * Copies up to max of the tasks seen in a watched loader's hook since the
+ * last call into tids, each once; *missed is 1 where more were seen than
+ * were kept. Call from the thread that polls.
+ */
+size_t ingero_recorder_loads(struct ingero_recorder *r, pid_t *tids, size_t max, int *missed);
+/*
  * -a: the processes that map a probed file now join the pid filter of the
  * scheduler's events, whole; those that do later join it at their first
  * call. 0 or -1.

@@ -1,10 +1,11 @@
 /*
- * late-dlopen [-d MS] [-w] [-n NAME] N: a program with no CUDA at start; after MS
- * milliseconds (default 300) it takes the name NAME, if given (a moment the
- * kernel stamps), and dlopen()s liblate.so from its own folder,
+ * late-dlopen [-d MS] [-g MS] [-w] [-n NAME] N: a program with no CUDA at start;
+ * after -d milliseconds (default 300) it takes the name NAME, if given (a
+ * moment the kernel stamps), and dlopen()s liblate.so from its own folder,
  * whose RUNPATH $ORIGIN/late is the only way to its libcudart.so.13 (and that
  * one's RUNPATH $ORIGIN to libcuda.so.1), and makes N rounds of cudaMalloc and
- * cudaFree (with -w, once a line comes on standard input). The build lays out bin/late/ so that bin/late-dlopen runs; a test
+ * cudaFree: -g milliseconds later (default 0), or with -w once a line comes on
+ * standard input. The build lays out bin/late/ so that bin/late-dlopen runs; a test
  * that wants the runtime where no usual search path finds it copies
  *     late-dlopen liblate.so          to DIR/
  *     libcudart.so.13 libcuda.so.1    to DIR/late/
@@ -13,16 +14,14 @@
  */
 #include <dlfcn.h>
 #include <limits.h>
-#include <time.h>
 #include <unistd.h>
 #include <sys/prctl.h>
 #include "workload.h"
 
 int main(int argc, char **argv)
 {
-	unsigned long n, ms = 300;
+	unsigned long n, ms = 300, gap = 0;
 	char self[PATH_MAX], lib[PATH_MAX + 16], *slash;
-	struct timespec ts;
 	int (*late_run)(unsigned long);
 	void *h, *sym;
 	Dl_info info;
@@ -31,9 +30,11 @@ int main(int argc, char **argv)
 	const char *name = NULL;
 	int opt, e, wait_line = 0;
 
-	while ((opt = getopt(argc, argv, "d:wn:")) != -1) {
+	while ((opt = getopt(argc, argv, "d:g:wn:")) != -1) {
 		if (opt == 'd')
 			ms = number(optarg, "MS");
+		else if (opt == 'g')
+			gap = number(optarg, "MS");
 		else if (opt == 'n')
 			name = optarg;
 		else if (opt == 'w')
@@ -42,9 +43,7 @@ int main(int argc, char **argv)
 			return 129;
 	}
 	n = number(argv[optind], "N");
-	ts = (struct timespec){ ms / 1000, (long)(ms % 1000) * 1000000 };
-	while (nanosleep(&ts, &ts))
-		;
+	sleep_ms(ms);
 	len = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (len < 0) {
 		perror("/proc/self/exe");
@@ -67,6 +66,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "liblate.so: %s\n", dlerror());
 		return 1;
 	}
+	sleep_ms(gap);
 	if (wait_line && !fgets(line, sizeof(line), stdin))
 		return 1;
 	e = late_run(n);

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "cuda-stub.h"
 
 #define MAX_TALLY 64
@@ -80,6 +81,14 @@ static inline unsigned long number(const char *s, const char *what)
 		exit(129);
 	}
 	return v;
+}
+
+static inline void sleep_ms(unsigned long ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
+
+	while (nanosleep(&ts, &ts))
+		;
 }
 
 /* The "kernel": only its address matters; the fake GPU runs a launch for gridDim.x microseconds. */
