@@ -364,6 +364,24 @@ test_expect_success TRACEFS '-a: a runtime that no search knows is probed once i
 	test_api_calls venv.ing.zst cuStreamSynchronize 3
 '
 
+# As with -p above; the look every second comes at any moment of the
+# workload's 200 ms between its dlopen and its calls.
+test_expect_success TRACEFS '-a: a runtime a followed process loads later is probed as it loads it' '
+	dir=$(mktemp -d) && test_when_finished "rm -rf $dir" &&
+	late_layout "$dir" &&
+	{ ingero record -q -a --lib "$WORKLOADS/libcuda.so.1" -o la.ing.zst & } &&
+	rec=$! &&
+	test_when_finished "kill -9 $rec 2>/dev/null; true" &&
+	wait_tracing $rec &&
+	"$dir/late-dlopen" -s "$WORKLOADS/libcuda.so.1" -d 1500 -g 200 25 >out &&
+	kill -INT $rec &&
+	{ wait $rec || :; } &&
+	grep -q "runtime=$dir/late/" out &&
+	test_api_calls la.ing.zst cuCtxSynchronize 1 &&
+	test_api_calls la.ing.zst cudaMalloc 25 &&
+	test_api_calls la.ing.zst cuMemAlloc_v2 25
+'
+
 test_expect_success TRACEFS 'the runtime linked into the executable, found through .symtab' '
 	ingero record -q -o s.ing.zst -- "$WORKLOADS/static-rt" 30 >out &&
 	test_api_calls s.ing.zst cudaMalloc 30 &&

@@ -1,6 +1,8 @@
 /*
- * late-dlopen [-d MS] [-g MS] [-w] [-n NAME] N: a program with no CUDA at start;
- * after -d milliseconds (default 300) it takes the name NAME, if given (a
+ * late-dlopen [-d MS] [-g MS] [-w] [-n NAME] [-s DRIVER] N: a program with no
+ * CUDA at start (with -s, it first loads the driver at the path DRIVER and
+ * calls cuCtxSynchronize: a program that uses CUDA already, whose runtime
+ * then shares that driver); after -d milliseconds (default 300) it takes the name NAME, if given (a
  * moment the kernel stamps), and dlopen()s liblate.so from its own folder,
  * whose RUNPATH $ORIGIN/late is the only way to its libcudart.so.13 (and that
  * one's RUNPATH $ORIGIN to libcuda.so.1), and makes N rounds of cudaMalloc and
@@ -18,6 +20,19 @@
 #include <sys/prctl.h>
 #include "workload.h"
 
+/* Loads the driver at path and synchronises its context once. */
+static int driver_sync(const char *path)
+{
+	void *drv = dlopen(path, RTLD_NOW);
+	CUresult (*sync)(void) = drv ? (CUresult (*)(void))dlsym(drv, "cuCtxSynchronize") : NULL;
+
+	if (!sync) {
+		fprintf(stderr, "%s: %s\n", path, dlerror());
+		return 1;
+	}
+	return sync() != CUDA_SUCCESS;
+}
+
 int main(int argc, char **argv)
 {
 	unsigned long n, ms = 300, gap = 0;
@@ -28,9 +43,10 @@ int main(int argc, char **argv)
 	ssize_t len;
 	char line[16];
 	const char *name = NULL;
+	const char *driver = NULL;
 	int opt, e, wait_line = 0;
 
-	while ((opt = getopt(argc, argv, "d:g:wn:")) != -1) {
+	while ((opt = getopt(argc, argv, "d:g:wn:s:")) != -1) {
 		if (opt == 'd')
 			ms = number(optarg, "MS");
 		else if (opt == 'g')
@@ -39,10 +55,14 @@ int main(int argc, char **argv)
 			name = optarg;
 		else if (opt == 'w')
 			wait_line = 1;
+		else if (opt == 's')
+			driver = optarg;
 		else
 			return 129;
 	}
 	n = number(argv[optind], "N");
+	if (driver && driver_sync(driver))
+		return 1;
 	sleep_ms(ms);
 	len = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (len < 0) {
