@@ -1,6 +1,7 @@
 """Calls per API as the kernel counted them: uprobe_events and uprobe_profile,
 read inside the traced run, paired line by line (both list the probes in the
-order they were made). Only entry probes (p:) of the group given count.
+order they were made). Only entry probes (p:) of the group given count, and
+of those only the CUDA APIs' (not the dynamic loader's hook).
 
 usage: crosscheck.py GROUP UPROBE_EVENTS UPROBE_PROFILE INFO_JSON (ingero info --json)
 Prints "API kernel=N ingero=M" per API, and exits 1 if any differ."""
@@ -20,6 +21,8 @@ def kernel_counts(group, events_path, profile_path):
         if kind != "p" or not name.startswith(group + "/"):
             continue
         api = next((a.split("=", 1)[1] for a in ev[2:] if a.startswith("api=")), None)
+        if api is None:
+            continue
         counts[api] = counts.get(api, 0) + int(prof[-1])
     return counts
 
