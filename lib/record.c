@@ -421,17 +421,23 @@ static int file_listed(const struct probed_file *files, size_t n, const struct s
 	return 0;
 }
 
-static int list_file(struct probed_file **files, size_t *n, const struct stat *st)
+/* 1 if the file at path was not listed yet (now it is), 0 if it was, -1 on failure (said). */
+static int list_new_file(struct probed_file **files, size_t *n, const char *path)
 {
-	struct probed_file *p = realloc(*files, (*n + 1) * sizeof(*p));
+	struct probed_file *p;
+	struct stat st;
 
-	if (!p)
-		return -1;
+	if (stat(path, &st))
+		return error_errno("cannot probe '%s'", path);
+	if (file_listed(*files, *n, &st))
+		return 0;
+	if (!(p = realloc(*files, (*n + 1) * sizeof(*p))))
+		return error_errno("cannot remember '%s'", path);
 	*files = p;
-	p[*n].dev = st->st_dev;
-	p[*n].ino = st->st_ino;
+	p[*n].dev = st.st_dev;
+	p[*n].ino = st.st_ino;
 	(*n)++;
-	return 0;
+	return 1;
 }
 
 static int setup_heap_window(struct handler *h, struct tep_event *ev, int use_arrays)
@@ -631,17 +637,12 @@ static int write_lib(struct ingero_recorder *r, const char *path, const char *bu
 static int probe_lib_locked(struct ingero_recorder *r, const char *path, pid_t pid)
 {
 	char build_id[128];
-	struct stat st;
 	uint32_t lib_id, probes = 0;
 	int found;
 	size_t i;
 
-	if (stat(path, &st))
-		return error_errno("cannot probe '%s'", path);
-	if (file_listed(r->files, r->nfiles, &st))
-		return 0;
-	if (list_file(&r->files, &r->nfiles, &st))
-		return -1;
+	if ((found = list_new_file(&r->files, &r->nfiles, path)) <= 0)
+		return found;
 	found = ingero_lib_resolve(path, r->apis, r->napis, r->offsets, build_id, sizeof(build_id));
 	if (found <= 0)
 		return found;
@@ -673,14 +674,10 @@ static int watch_loader_locked(struct ingero_recorder *r, const char *path)
 	char name[32], build_id[128];
 	uint64_t offset;
 	struct tep_event *ev;
-	struct stat st;
+	int fresh = list_new_file(&r->loaders, &r->nloaders, path);
 
-	if (stat(path, &st))
-		return error_errno("cannot probe the loader '%s'", path);
-	if (file_listed(r->loaders, r->nloaders, &st))
-		return 0;
-	if (list_file(&r->loaders, &r->nloaders, &st))
-		return -1;
+	if (fresh <= 0)
+		return fresh;
 	if (ingero_lib_resolve(path, &loader_hook, 1, &offset, build_id, sizeof(build_id)) <= 0)
 		return 0;
 	snprintf(name, sizeof(name), "loader_%zu", r->nloaders);
