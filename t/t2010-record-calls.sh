@@ -178,6 +178,19 @@ test_expect_success TRACEFS '-p: a runtime the process loads between two looks i
 	test_api_calls l.ing.zst cuMemAlloc_v2 25
 '
 
+test_expect_success TRACEFS '-p: a runtime that a child of the process loads is probed as the child loads it' '
+	dir=$(mktemp -d) && test_when_finished "rm -rf $dir" &&
+	late_layout "$dir" &&
+	{ sh -c "sleep 1; \"$dir/late-dlopen\" -d 300 -g 300 15; sleep 0.2" >out & } &&
+	pid=$! &&
+	test_when_finished "kill $pid 2>/dev/null" &&
+	timeout 20 ingero record -q -p $pid -o kid.ing.zst 2>err &&
+	test_line_count = 0 err &&
+	grep -q "runtime=$dir/late/" out &&
+	test_api_calls kid.ing.zst cudaMalloc 15 &&
+	test_api_calls kid.ing.zst cuMemAlloc_v2 15
+'
+
 test_expect_success TRACEFS '-p: a process in mount and PID namespaces of its own, its runtime at a path only it sees' '
 	dir=$(mktemp -d) && test_when_finished "rm -rf $dir" &&
 	late_layout "$dir" &&
