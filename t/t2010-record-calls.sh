@@ -162,33 +162,34 @@ test_expect_success TRACEFS '-p: a runtime the running process maps later is pro
 	test_api_calls p.ing.zst cuMemAlloc_v2 40
 '
 
+# Records with -p into TRACE the process that runs COMMAND... (a late-dlopen
+# laid out in $dir, or what starts one), which makes N rounds of cudaMalloc and
+# cudaFree; checks that all of them were recorded, in the runtime and the driver.
+record_late_loads() {
+	trace=$1 n=$2 && shift 2 &&
+	{ "$@" >out & } &&
+	pid=$! &&
+	test_when_finished "kill $pid 2>/dev/null" &&
+	timeout 20 ingero record -q -p $pid -o $trace 2>err &&
+	test_line_count = 0 err &&
+	grep -q "runtime=$dir/late/" out &&
+	test_api_calls $trace cudaMalloc $n &&
+	test_api_calls $trace cuMemAlloc_v2 $n
+}
+
 # The looks at all of -p's processes come a second apart, from ingero's start
 # on: ingero probes the runtime that late-dlopen loads after 1.5 s, and calls
 # 0.4 s later, as its loader hook says it loads it, not at the next look.
 test_expect_success TRACEFS '-p: a runtime the process loads between two looks is probed as it loads it' '
 	dir=$(mktemp -d) && test_when_finished "rm -rf $dir" &&
 	late_layout "$dir" &&
-	{ "$dir/late-dlopen" -d 1500 -g 400 25 >out & } &&
-	pid=$! &&
-	test_when_finished "kill $pid 2>/dev/null" &&
-	timeout 20 ingero record -q -p $pid -o l.ing.zst 2>err &&
-	test_line_count = 0 err &&
-	grep -q "runtime=$dir/late/" out &&
-	test_api_calls l.ing.zst cudaMalloc 25 &&
-	test_api_calls l.ing.zst cuMemAlloc_v2 25
+	record_late_loads l.ing.zst 25 "$dir/late-dlopen" -d 1500 -g 400 25
 '
 
 test_expect_success TRACEFS '-p: a runtime that a child of the process loads is probed as the child loads it' '
 	dir=$(mktemp -d) && test_when_finished "rm -rf $dir" &&
 	late_layout "$dir" &&
-	{ sh -c "sleep 1; \"$dir/late-dlopen\" -d 300 -g 300 15; sleep 0.2" >out & } &&
-	pid=$! &&
-	test_when_finished "kill $pid 2>/dev/null" &&
-	timeout 20 ingero record -q -p $pid -o kid.ing.zst 2>err &&
-	test_line_count = 0 err &&
-	grep -q "runtime=$dir/late/" out &&
-	test_api_calls kid.ing.zst cudaMalloc 15 &&
-	test_api_calls kid.ing.zst cuMemAlloc_v2 15
+	record_late_loads kid.ing.zst 15 sh -c "sleep 1; \"$dir/late-dlopen\" -d 300 -g 300 15; sleep 0.2"
 '
 
 test_expect_success TRACEFS '-p: a process in mount and PID namespaces of its own, its runtime at a path only it sees' '
