@@ -229,8 +229,7 @@ int cmd_probes(int argc, const char **argv)
 			if (errno == ESRCH)
 				error("no process %ld", pid);
 			failed = 1;
-		}
-		else if (o.libs.nr == before && !o.group)
+		} else if (o.libs.nr == before && !o.group)
 			printf("process %ld has no CUDA library mapped\n", pid);
 	}
 	if (show_libs(&o, apis, napis, mask))
