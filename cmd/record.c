@@ -500,9 +500,9 @@ static void probe_mapped(struct ingero_recorder *r, struct pid_list *p)
  */
 static void probe_loads(struct ingero_recorder *r, struct pid_list *p)
 {
-	pid_t tids[64];
+	pid_t tids[INGERO_RECORD_LOADS];
 	int missed;
-	size_t n = ingero_recorder_loads(r, tids, sizeof(tids) / sizeof(tids[0]), &missed), i;
+	size_t n = ingero_recorder_loads(r, tids, INGERO_RECORD_LOADS, &missed), i;
 
 	for (i = 0; i < n; i++)
 		probe_process(r, tids[i]);

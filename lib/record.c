@@ -122,9 +122,6 @@ struct pid_list {
 	size_t n, cap;
 };
 
-/* The tasks seen in their dynamic loader's hook since the last look, each once: few, as they load libraries. */
-#define MAX_LOADS 64
-
 struct ingero_recorder {
 	struct ingero_session *s;
 	struct ingero_writer *w;
@@ -171,7 +168,7 @@ struct ingero_recorder {
 	size_t nfiles;
 	struct probed_file *loaders;	/* the dynamic loaders whose hook is probed */
 	size_t nloaders;
-	pid_t loads[MAX_LOADS];
+	pid_t loads[INGERO_RECORD_LOADS];	/* seen in their loader's hook since the last look, each once */
 	size_t nloads;
 	int loads_missed;		/* more tasks loaded than loads holds */
 	uint32_t next_lib_id;
@@ -1354,7 +1351,7 @@ static void on_loader(struct ingero_recorder *r, const void *data)
 	for (i = 0; i < r->nloads; i++)
 		if (r->loads[i] == tid)
 			return;
-	if (r->nloads < MAX_LOADS)
+	if (r->nloads < INGERO_RECORD_LOADS)
 		r->loads[r->nloads++] = tid;
 	else
 		r->loads_missed = 1;

@@ -56,6 +56,7 @@ int ingero_recorder_watch_loader(struct ingero_recorder *r, const char *path);
  * last call into tids, each once; *missed is 1 where more were seen than
  * were kept. Call from the thread that polls.
  */
+#define INGERO_RECORD_LOADS 64	/* the tasks seen loading that a look keeps */
 size_t ingero_recorder_loads(struct ingero_recorder *r, pid_t *tids, size_t max, int *missed);
 /*
  * -a: the processes that map a probed file now join the pid filter of the

@@ -2,8 +2,9 @@
  * late-dlopen [-d MS] [-g MS] [-w] [-n NAME] [-s DRIVER] N: a program with no
  * CUDA at start (with -s, it first loads the driver at the path DRIVER and
  * calls cuCtxSynchronize: a program that uses CUDA already, whose runtime
- * then shares that driver); after -d milliseconds (default 300) it takes the name NAME, if given (a
- * moment the kernel stamps), and dlopen()s liblate.so from its own folder,
+ * then shares that driver); after -d milliseconds (default 300) it takes the
+ * name NAME, if given (a moment the kernel stamps), and dlopen()s liblate.so
+ * from its own folder,
  * whose RUNPATH $ORIGIN/late is the only way to its libcudart.so.13 (and that
  * one's RUNPATH $ORIGIN to libcuda.so.1), and makes N rounds of cudaMalloc and
  * cudaFree: -g milliseconds later (default 0), or with -w once a line comes on
@@ -42,8 +43,7 @@ int main(int argc, char **argv)
 	Dl_info info;
 	ssize_t len;
 	char line[16];
-	const char *name = NULL;
-	const char *driver = NULL;
+	const char *name = NULL, *driver = NULL;
 	int opt, e, wait_line = 0;
 
 	while ((opt = getopt(argc, argv, "d:g:wn:s:")) != -1) {
