@@ -445,7 +445,7 @@ static int setup_heap_window(struct handler *h, struct tep_event *ev, int use_ar
 	if (regs > MAX_HEAP_REGS || words > MAX_HEAP_WORDS)
 		return error("heap window of %u registers and %u words is too large", regs, words);
 	for (i = 0; i < regs; i++) {
-		char name[16];
+		char name[24];
 
 		snprintf(name, sizeof(name), "c%u", i);
 		if (optional_field(ev, &h->heap_reg[i], name))
@@ -797,6 +797,14 @@ static void *room_for_one(void *items, size_t n, size_t *cap, size_t size)
 	return p;
 }
 
+/* Drops the first k of the n items at items; returns how many are left. */
+static size_t drop_first(void *items, size_t n, size_t k, size_t size)
+{
+	if (k)
+		memmove(items, (char *)items + k * size, (n - k) * size);
+	return n - k;
+}
+
 /*
  * -a: the scheduler's pid filter follows the processes that call CUDA.
  * Each joins it whole, with the tasks /proc lists; what those start later,
@@ -869,8 +877,7 @@ static void emit_follows(struct ingero_recorder *r, uint64_t ts)
 		ev.task.pid = ev.task.tid = (uint32_t)r->follows[i].pid;
 		emit(r, &ev);
 	}
-	memmove(r->follows, r->follows + i, (r->nfollows - i) * sizeof(*r->follows));
-	r->nfollows -= i;
+	r->nfollows = drop_first(r->follows, r->nfollows, i, sizeof(*r->follows));
 }
 
 /*
@@ -1415,8 +1422,7 @@ static void emit_lost(struct ingero_recorder *r, uint64_t floor)
 		ev.lost.count = r->lost[i].count;
 		emit(r, &ev);
 	}
-	memmove(r->lost, r->lost + i, (r->nlost - i) * sizeof(*r->lost));
-	r->nlost -= i;
+	r->nlost = drop_first(r->lost, r->nlost, i, sizeof(*r->lost));
 }
 
 /* Where the next lost stretch can begin at the earliest: no CPU's before what it has handled, nor a count's check. */
