@@ -198,7 +198,7 @@ int cmd_probes(int argc, const char **argv)
 	const struct ingero_api *apis;
 	size_t napis, i, before;
 	uint64_t mask;
-	int failed = 0;
+	int ret = 0;
 
 	argc = parse_options(argc, argv, options, probes_usage, 0);
 	if (argc) {
@@ -210,11 +210,13 @@ int cmd_probes(int argc, const char **argv)
 	apis = ingero_probe_apis(&napis);
 	if (!apis)
 		die("the built-in probe table is broken");
-	if (ingero_probe_sets_parse(o.sets ? o.sets : "all", &mask))
-		return 129;
+	if (ingero_probe_sets_parse(o.sets ? o.sets : "all", &mask)) {
+		ret = 129;
+		goto out;
+	}
 	if (!o.libs.nr && !o.pids.nr) {
 		list_sets(mask, apis, napis, o.prototypes);
-		return 0;
+		goto out;
 	}
 	for (i = 0; i < o.pids.nr; i++) {
 		char *end;
@@ -222,19 +224,21 @@ int cmd_probes(int argc, const char **argv)
 
 		if (pid <= 0 || *end) {
 			error("-p wants a process id, not '%s'", o.pids.items[i]);
-			return 129;
+			ret = 129;
+			goto out;
 		}
 		before = o.libs.nr;
 		if (ingero_libfind_mapped((pid_t)pid, NULL, &o.libs)) {
 			if (errno == ESRCH)
 				error("no process %ld", pid);
-			failed = 1;
+			ret = 1;
 		} else if (o.libs.nr == before && !o.group)
 			printf("process %ld has no CUDA library mapped\n", pid);
 	}
 	if (show_libs(&o, apis, napis, mask))
-		failed = 1;
+		ret = 1;
+out:
 	ingero_strlist_release(&o.libs);
 	ingero_strlist_release(&o.pids);
-	return failed;
+	return ret;
 }
