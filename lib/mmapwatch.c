@@ -11,6 +11,7 @@
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -97,36 +98,34 @@ static void answer(int fd, __u64 id)
 }
 
 /*
- * Answers the listener until every watched process is gone: each file is
- * shown to fn first, when there is one, and the mapping then goes on.
+ * Answers the listener until every watched process is gone, or until stop
+ * (an eventfd, or -1) is written: each file is shown to fn first, when there
+ * is one, and the mapping then goes on.
  */
-static void serve(int fd, ingero_mmapwatch_fn fn, void *ctx)
+static void serve(int fd, int stop, ingero_mmapwatch_fn fn, void *ctx)
 {
 	struct seccomp_notif req;
 	char path[PATH_MAX + 64];
 
 	for (;;) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
+		struct pollfd p[2] = { { .fd = fd, .events = POLLIN }, { .fd = stop, .events = POLLIN } };
 
-		if (poll(&p, 1, -1) < 0) {
+		if (poll(p, 2, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
 		}
-		if (!(p.revents & POLLIN))
-			break;		/* POLLHUP: every watched process is gone */
+		if (p[1].revents || !(p[0].revents & POLLIN))
+			break;		/* stopped, or POLLHUP: every watched process is gone */
 		memset(&req, 0, sizeof(req));
 		if (ioctl(fd, SECCOMP_IOCTL_NOTIF_RECV, &req)) {
 			if (errno == EINTR || errno == ENOENT)
 				continue;
 			break;
 		}
-		/* Not cancelled while it may hold the recorder's lock. */
-		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
 		if (fn && !mapped_path(req.pid, (int)req.data.args[4], path, sizeof(path)))
 			fn(path, req.pid, ctx);
 		answer(fd, req.id);
-		pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
 	}
 }
 
@@ -134,7 +133,7 @@ static void *watch(void *arg)
 {
 	struct ingero_mmapwatch *w = arg;
 
-	serve(w->fd, w->fn, w->ctx);
+	serve(w->fd, w->stop, w->fn, w->ctx);
 	return NULL;
 }
 
@@ -147,7 +146,7 @@ int ingero_mmapwatch_watching(int fd)
 
 void ingero_mmapwatch_pass(int fd)
 {
-	serve(fd, NULL, NULL);
+	serve(fd, -1, NULL, NULL);
 }
 
 int ingero_mmapwatch_send(int sock, int listener)
@@ -201,21 +200,27 @@ int ingero_mmapwatch_start(struct ingero_mmapwatch *w, int fd, ingero_mmapwatch_
 	w->fd = fd;
 	w->fn = fn;
 	w->ctx = ctx;
+	if ((w->stop = eventfd(0, EFD_CLOEXEC)) < 0)
+		return error_errno("cannot start the thread that watches library loads");
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	err = pthread_create(&w->thread, NULL, watch, w);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (err)
+	if (err) {
+		close(w->stop);
 		return error("cannot start the thread that watches library loads");
+	}
 	w->running = 1;
 	return 0;
 }
 
+/* The thread ends once the file it may be showing has been looked at: the recorder's lock is never left held. */
 void ingero_mmapwatch_stop(struct ingero_mmapwatch *w)
 {
 	if (w->running) {
-		pthread_cancel(w->thread);
+		eventfd_write(w->stop, 1);
 		pthread_join(w->thread, NULL);
+		close(w->stop);
 	}
 	w->running = 0;
 	if (w->fd >= 0)

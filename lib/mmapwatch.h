@@ -14,6 +14,7 @@ typedef void (*ingero_mmapwatch_fn)(const char *path, pid_t pid, void *ctx);
 
 struct ingero_mmapwatch {
 	int fd;			/* the seccomp listener */
+	int stop;		/* an eventfd that ends the thread, while running */
 	ingero_mmapwatch_fn fn;
 	void *ctx;
 	pthread_t thread;
