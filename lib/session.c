@@ -247,17 +247,16 @@ static int same_event(struct tracefs_dynevent *a, struct tracefs_dynevent *b)
 }
 
 /*
- * Removes the instances and uprobe events of the sessions whose owner pid
- * is wanted; returns how many instances and events went.
+ * One pass over the uprobe events: removes those of the sessions whose
+ * owner pid is wanted, and returns how many went; found tells whether it
+ * met any.
  */
-static int remove_sessions(int (*wanted)(pid_t pid, unsigned long ns), int *probes)
+static int remove_uprobes_once(int (*wanted)(pid_t pid, unsigned long ns), int *found)
 {
 	struct tracefs_dynevent **all;
-	struct removal rm = { wanted, 0 };
+	int removed = 0;
 	size_t i;
 
-	tracefs_instances_walk(remove_instance_named, &rm);
-	*probes = 0;
 	all = tracefs_dynevent_get_all(TRACEFS_DYNEVENT_UPROBE | TRACEFS_DYNEVENT_URETPROBE, NULL);
 	for (i = 0; all && all[i]; i++) {
 		char *system = NULL, *event = NULL;
@@ -266,6 +265,8 @@ static int remove_sessions(int (*wanted)(pid_t pid, unsigned long ns), int *prob
 
 		tracefs_dynevent_info(all[i], &system, &event, NULL, NULL, NULL);
 		pid = system ? owner_pid(system, GROUP_PREFIX, &ns) : 0;
+		if (pid && wanted(pid, ns))
+			*found = 1;
 		/*
 		 * Removing an event removes all its probes, listed one by one
 		 * after it. Its instance is gone, so it is enabled nowhere: only
@@ -273,11 +274,38 @@ static int remove_sessions(int (*wanted)(pid_t pid, unsigned long ns), int *prob
 		 */
 		if (pid && wanted(pid, ns) && !same_event(all[i], i ? all[i - 1] : NULL) &&
 		    (!tracefs_dynevent_destroy(all[i], false) || !tracefs_dynevent_destroy(all[i], true)))
-			++*probes;
+			removed++;
 		free(system);
 		free(event);
 	}
 	tracefs_dynevent_list_free(all);
+	return removed;
+}
+
+/*
+ * The kernel lists uprobe_events a page at a time, each read resuming at a
+ * line number: lines that other sessions remove meanwhile shift the rest,
+ * and some of the wanted ones may pass unseen. So a pass that removed some
+ * is followed by another, until one finds none (or removes none it found).
+ */
+#define REMOVAL_PASSES 8
+
+/*
+ * Removes the instances and uprobe events of the sessions whose owner pid
+ * is wanted; returns how many instances and events went.
+ */
+static int remove_sessions(int (*wanted)(pid_t pid, unsigned long ns), int *probes)
+{
+	struct removal rm = { wanted, 0 };
+	int pass, found = 1, removed = 1;
+
+	tracefs_instances_walk(remove_instance_named, &rm);
+	*probes = 0;
+	for (pass = 0; pass < REMOVAL_PASSES && found && removed; pass++) {
+		found = 0;
+		removed = remove_uprobes_once(wanted, &found);
+		*probes += removed;
+	}
 	return rm.instances;
 }
 
