@@ -262,17 +262,18 @@ static int remove_uprobes_once(int (*wanted)(pid_t pid, unsigned long ns), int *
 		char *system = NULL, *event = NULL;
 		unsigned long ns;
 		pid_t pid;
+		int ours;
 
 		tracefs_dynevent_info(all[i], &system, &event, NULL, NULL, NULL);
 		pid = system ? owner_pid(system, GROUP_PREFIX, &ns) : 0;
-		if (pid && wanted(pid, ns))
-			*found = 1;
+		ours = pid && wanted(pid, ns);
+		*found |= ours;
 		/*
 		 * Removing an event removes all its probes, listed one by one
 		 * after it. Its instance is gone, so it is enabled nowhere: only
 		 * where it is, the slow force (a walk of every event) is needed.
 		 */
-		if (pid && wanted(pid, ns) && !same_event(all[i], i ? all[i - 1] : NULL) &&
+		if (ours && !same_event(all[i], i ? all[i - 1] : NULL) &&
 		    (!tracefs_dynevent_destroy(all[i], false) || !tracefs_dynevent_destroy(all[i], true)))
 			removed++;
 		free(system);
