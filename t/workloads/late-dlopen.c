@@ -4,12 +4,11 @@
  * calls cuCtxSynchronize: a program that uses CUDA already, whose runtime
  * then shares that driver); after -d milliseconds (default 300) it takes the
  * name NAME, if given (a moment the kernel stamps), and dlopen()s liblate.so
- * from its own folder,
- * whose RUNPATH $ORIGIN/late is the only way to its libcudart.so.13 (and that
- * one's RUNPATH $ORIGIN to libcuda.so.1), and makes N rounds of cudaMalloc and
- * cudaFree: -g milliseconds later (default 0), or with -w once a line comes on
- * standard input. The build lays out bin/late/ so that bin/late-dlopen runs; a test
- * that wants the runtime where no usual search path finds it copies
+ * from its own folder, whose RUNPATH $ORIGIN/late is the only way to its
+ * libcudart.so.13 (and that one's RUNPATH $ORIGIN to libcuda.so.1), and makes
+ * N rounds of cudaMalloc and cudaFree: -g milliseconds later (default 0), or
+ * with -w once a line comes on standard input. The build lays out bin/late/ so
+ * that bin/late-dlopen runs; a test that wants the runtime where no usual search path finds it copies
  *     late-dlopen liblate.so          to DIR/
  *     libcudart.so.13 libcuda.so.1    to DIR/late/
  * and runs DIR/late-dlopen.
