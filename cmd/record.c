@@ -829,13 +829,13 @@ int cmd_record(int argc, const char **argv)
 	size_t napis, i;
 	const struct ingero_api *apis;
 	struct ingero_session *s;
-	struct ingero_writer *w;
+	struct ingero_writer *w = NULL;
 	struct ingero_recorder *r;
 	uint8_t *enabled;
-	char *command;
+	char *command = NULL;
 	struct ingero_trace_stats written;
 	struct ingero_record_stats recorded;
-	int fd, status, err, in_container, left = 0, code = 1;
+	int fd = -1, status, err, in_container, left = 0, code = 1;
 
 	argc = parse_options(argc, argv, options, record_usage, PARSE_OPT_STOP_AT_NON_OPTION);
 	if (!!argc + !!o.pids + !!o.all != 1) {
@@ -873,7 +873,7 @@ int cmd_record(int argc, const char **argv)
 		spawn(&ch, argv);
 	s = ingero_session_new(o.buffer_kb, o.all);
 	if (!s)
-		exit(1);
+		goto fail;
 	live_session = s;
 	live_watch = &watch;
 	atexit(free_live_session);
@@ -884,7 +884,7 @@ int cmd_record(int argc, const char **argv)
 	r = w ? ingero_recorder_new(s, w, apis, napis, enabled) : NULL;
 	live_recorder = r;
 	if (!r)
-		exit(1);
+		goto fail;
 
 	/* In a container, ingero's own pid goes into the filter first: the fork adds the command's host pid to it. */
 	if (argc && ch.pid < 0) {
@@ -964,6 +964,22 @@ int cmd_record(int argc, const char **argv)
 	close(fd);
 	if (argc && status < 0)
 		status = wait_child(&ch);
+	code = argc ? exit_code(status) : 0;
+	goto out;
+interrupted:
+	if (!o.quiet)
+		error("interrupted before '%s' started: nothing recorded", argv[0]);
+	code = 128 + stop_signal;
+fail:
+	if (ch.pid > 0)
+		kill(ch.pid, SIGKILL);
+	/* the session goes first: its readers hold the kernel's buffers; the unfinished trace is removed at exit */
+	free_live_session();
+	if (w)
+		ingero_writer_close(w);
+	if (fd >= 0)
+		close(fd);
+out:
 	ingero_strlist_release(&found);
 	ingero_strlist_release(&o.libs);
 	free(pids.pids);
@@ -973,14 +989,5 @@ int cmd_record(int argc, const char **argv)
 	free(command);
 	free(enabled);
 	free((void *)apis);
-	return argc ? exit_code(status) : 0;
-interrupted:
-	if (!o.quiet)
-		error("interrupted before '%s' started: nothing recorded", argv[0]);
-	code = 128 + stop_signal;
-fail:
-	if (ch.pid > 0)
-		kill(ch.pid, SIGKILL);
-	ingero_mmapwatch_stop(&watch);
-	exit(code);
+	return code;
 }
