@@ -394,28 +394,33 @@ static void on_mapped(const char *path, pid_t pid, void *ctx)
 /*
  * Every library named with --lib must be a regular ELF file with a symbol
  * of the sets asked for: a wrong path is said before anything is set up.
+ * 0, or -1 when one is not, said for the first.
  */
-static void check_libs(const struct ingero_strlist *libs, const struct ingero_api *apis, size_t napis,
-		       const uint8_t *enabled)
+static int check_libs(const struct ingero_strlist *libs, const struct ingero_api *apis, size_t napis,
+		      const uint8_t *enabled)
 {
 	uint64_t *offsets = calloc(napis, sizeof(*offsets));
 	size_t i, k;
+	int ret = 0;
 
 	if (!offsets)
 		die("out of memory");
-	for (i = 0; i < libs->nr; i++) {
+	for (i = 0; i < libs->nr && !ret; i++) {
 		struct stat st;
 
 		if (ingero_lib_stat(libs->items[i], &st) ||
-		    ingero_lib_resolve(libs->items[i], apis, napis, offsets, NULL, 0) < 0)
-			exit(1);
+		    ingero_lib_resolve(libs->items[i], apis, napis, offsets, NULL, 0) < 0) {
+			ret = -1;
+			continue;
+		}
 		for (k = 0; k < napis && !(enabled[k] && offsets[k]); k++)
 			;
 		if (k == napis)
-			die("--lib '%s' has none of the symbols of the probe sets asked for (see 'ingero probes --lib %s')",
-			    libs->items[i], libs->items[i]);
+			ret = error("--lib '%s' has none of the symbols of the probe sets asked for (see 'ingero probes --lib %s')",
+				    libs->items[i], libs->items[i]);
 	}
 	free(offsets);
+	return ret;
 }
 
 static void probe_list(struct ingero_recorder *r, const struct ingero_strlist *l, pid_t pid)
@@ -854,7 +859,8 @@ int cmd_record(int argc, const char **argv)
 	}
 	apis = recorded_apis(o.with_returns, &napis);
 	enabled = enabled_apis(o.sets, apis, napis);
-	check_libs(&o.libs, apis, napis, enabled);
+	if (check_libs(&o.libs, apis, napis, enabled))
+		goto out;
 	if (argc && (err = find_command(argv[0], exe, sizeof(exe)))) {
 		error("cannot run '%s': %s", argv[0], strerror(err));
 		exit(127);

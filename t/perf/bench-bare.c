@@ -52,7 +52,7 @@ static int print_offset(const char *path, const char *sym)
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	Elf *elf;
 	Elf_Scn *scn = NULL;
-	GElf_Addr addr = 0;
+	GElf_Addr addr = 0, off = 0;
 	size_t i, nph;
 
 	elf_version(EV_CURRENT);
@@ -81,17 +81,19 @@ static int print_offset(const char *path, const char *sym)
 	errno = 0;
 	if (!addr || elf_getphdrnum(elf, &nph))
 		die("no function of that name in", path);
-	for (i = 0; i < nph; i++) {
+	for (i = 0; i < nph && !off; i++) {
 		GElf_Phdr ph;
 
 		if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_LOAD && addr >= ph.p_vaddr &&
-		    addr < ph.p_vaddr + ph.p_filesz) {
-			printf("0x%llx\n", (unsigned long long)(addr - ph.p_vaddr + ph.p_offset));
-			return 0;
-		}
+		    addr < ph.p_vaddr + ph.p_filesz)
+			off = addr - ph.p_vaddr + ph.p_offset;
 	}
-	die("the function is in no loaded segment of", path);
-	return 1;
+	elf_end(elf);
+	close(fd);
+	if (!off)
+		die("the function is in no loaded segment of", path);
+	printf("0x%llx\n", (unsigned long long)off);
+	return 0;
 }
 
 static void count_page(struct reader *r)
