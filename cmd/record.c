@@ -393,8 +393,8 @@ static void on_mapped(const char *path, pid_t pid, void *ctx)
 
 /*
  * Every library named with --lib must be a regular ELF file with a symbol
- * of the sets asked for: a wrong path is said before anything is set up.
- * 0, or -1 when one is not, said for the first.
+ * of the sets asked for: the first that is not is said, before anything is
+ * set up, and -1 returned.
  */
 static int check_libs(const struct ingero_strlist *libs, const struct ingero_api *apis, size_t napis,
 		      const uint8_t *enabled)
@@ -405,19 +405,21 @@ static int check_libs(const struct ingero_strlist *libs, const struct ingero_api
 
 	if (!offsets)
 		die("out of memory");
-	for (i = 0; i < libs->nr && !ret; i++) {
+	for (i = 0; i < libs->nr; i++) {
 		struct stat st;
 
 		if (ingero_lib_stat(libs->items[i], &st) ||
 		    ingero_lib_resolve(libs->items[i], apis, napis, offsets, NULL, 0) < 0) {
 			ret = -1;
-			continue;
+			break;
 		}
 		for (k = 0; k < napis && !(enabled[k] && offsets[k]); k++)
 			;
-		if (k == napis)
+		if (k == napis) {
 			ret = error("--lib '%s' has none of the symbols of the probe sets asked for (see 'ingero probes --lib %s')",
 				    libs->items[i], libs->items[i]);
+			break;
+		}
 	}
 	free(offsets);
 	return ret;
