@@ -54,11 +54,13 @@
 #define PREFETCH_AHEAD 32
 /*
  * A stream's columns lie in one allocation, each this many values after the
- * one before: an odd number of cache lines more than a block, so that the
- * columns' values of one event do not all fall in the same cache set, and
- * room for the prefetch past a column's end.
+ * one before, for blocks of at most n events: an odd number of cache lines,
+ * so that the columns' values of one event do not all fall in the same cache
+ * set, with room for the prefetch past a column's end. The writer's are for
+ * the largest blocks; a reader's for the largest its file holds.
  */
-#define COLUMN_STRIDE (BLOCK_MAX_EVENTS + PREFETCH_AHEAD + 8)
+#define COLUMN_STRIDE_FOR(n) ((((n) + PREFETCH_AHEAD + 8 + 7) / 8 | 1) * 8)
+#define COLUMN_STRIDE COLUMN_STRIDE_FOR(BLOCK_MAX_EVENTS)
 
 enum index_kind { INDEX_STRINGS = 1, INDEX_BLOCK = 2 };
 

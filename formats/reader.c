@@ -78,9 +78,10 @@ struct lazy_field {
 /* Where one known stream stands: its blocks and the decoded one. */
 struct cursor {
 	uint32_t *blocks, nblocks, next;
+	uint32_t most;		/* events in its largest block */
 	uint32_t n, i;
 	const uint64_t *keys;
-	uint64_t *vals[MAX_COLUMNS];	/* COLUMN_STRIDE apart; vals[0] is the allocation */
+	uint64_t *vals[MAX_COLUMNS];	/* COLUMN_STRIDE_FOR(most) apart; vals[0] is the allocation */
 	uint16_t *keyidx[MAX_COLUMNS];	/* a dict column's entry for each event */
 	uint64_t *last[MAX_COLUMNS];	/* a lazy keyed column's state per key index */
 	struct lazy_field lazy[MAX_COLUMNS];
@@ -738,6 +739,8 @@ static int setup_cursors(struct ingero_reader *r)
 		if (!c->blocks && !(c->blocks = malloc(r->nblocks * sizeof(*c->blocks))))
 			return error_errno("cannot read '%s'", r->name);
 		c->blocks[c->nblocks++] = i;
+		if (b->count > c->most)
+			c->most = b->count;
 	}
 	for (s = 0; s < INGERO_NR_STREAMS; s++)
 		r->cur[s].done = !r->cur[s].nblocks;
@@ -849,9 +852,10 @@ int ingero_reader_indexed(const struct ingero_reader *r)
 /* The arrays of a stream's ncols columns, in one allocation, and its chunk of assembled events. */
 static int cursor_alloc(struct cursor *c, unsigned ncols)
 {
+	size_t stride = COLUMN_STRIDE_FOR(c->most);
 	unsigned col;
 
-	c->vals[0] = malloc((size_t)ncols * COLUMN_STRIDE * sizeof(uint64_t));
+	c->vals[0] = malloc(ncols * stride * sizeof(uint64_t));
 	c->chunk = malloc(EVENT_CHUNK * sizeof(*c->chunk));
 	c->chunk_prev = malloc(EVENT_CHUNK * sizeof(*c->chunk));
 	if (!c->vals[0] || !c->chunk || !c->chunk_prev) {
@@ -863,7 +867,7 @@ static int cursor_alloc(struct cursor *c, unsigned ncols)
 		return -1;
 	}
 	for (col = 1; col < ncols; col++)
-		c->vals[col] = c->vals[0] + (size_t)col * COLUMN_STRIDE;
+		c->vals[col] = c->vals[0] + col * stride;
 	return 0;
 }
 
