@@ -10,7 +10,7 @@
 #include "format.h"
 #include "../lib/error.h"
 
-#define DICT_SLOTS (2 * BLOCK_MAX_EVENTS)
+#define DICT_SLOTS(most) (2 * (most))
 #define DICT_MIN_SLOTS 1024	/* the hash table starts small, so that a few values stay in L1 */
 /*
  * An unkeyed dictionary looks the values under this up in a table indexed
@@ -20,7 +20,7 @@
  */
 #define DIRECT_VALUES (1u << 16)
 /* A key of c entries takes runs of 1, 2, 4... entries, under 4c in all: the pool holds every key's. */
-#define KEY_POOL (4 * BLOCK_MAX_EVENTS)
+#define KEY_POOL(most) (4 * (most))
 /* Codes are read out of planes this many at a time, a vector's bytes. */
 #define PLANES_GROUP 16
 /* Codes are tested for 0 this many at a time, two cache lines of them. */
@@ -53,25 +53,27 @@ void buf_release(struct buf *b)
 	memset(b, 0, sizeof(*b));
 }
 
-int column_scratch_init(struct column_scratch *s, int encode)
+int column_scratch_init(struct column_scratch *s, int encode, uint32_t most)
 {
+	size_t m = most ? most : 1;
+
 	memset(s, 0, sizeof(*s));
-	s->codes = malloc(BLOCK_MAX_EVENTS * sizeof(*s->codes));
-	s->last = malloc(BLOCK_MAX_EVENTS * sizeof(*s->last));
-	s->dict = malloc(BLOCK_MAX_EVENTS * sizeof(*s->dict));
-	s->start = malloc((BLOCK_MAX_EVENTS + 1) * sizeof(*s->start));
-	s->perm = malloc(BLOCK_MAX_EVENTS * sizeof(*s->perm));
-	s->grouped = malloc(BLOCK_MAX_EVENTS * sizeof(*s->grouped));
+	s->codes = malloc(m * sizeof(*s->codes));
+	s->last = malloc(m * sizeof(*s->last));
+	s->dict = malloc(m * sizeof(*s->dict));
+	s->start = malloc((m + 1) * sizeof(*s->start));
+	s->perm = malloc(m * sizeof(*s->perm));
+	s->grouped = malloc(m * sizeof(*s->grouped));
 	s->perm_col = COL_NONE;
 	if (encode) {
-		s->dict_key = malloc(BLOCK_MAX_EVENTS * sizeof(*s->dict_key));
-		s->dict_code = malloc(BLOCK_MAX_EVENTS * sizeof(*s->dict_code));
-		s->recent = malloc(BLOCK_MAX_EVENTS * sizeof(*s->recent));
-		s->slots = malloc(DICT_SLOTS * sizeof(*s->slots));
+		s->dict_key = malloc(m * sizeof(*s->dict_key));
+		s->dict_code = malloc(m * sizeof(*s->dict_code));
+		s->recent = malloc(m * sizeof(*s->recent));
+		s->slots = malloc(DICT_SLOTS(m) * sizeof(*s->slots));
 		s->direct = calloc(DIRECT_VALUES, sizeof(*s->direct));
 	} else {
-		s->keys = malloc(BLOCK_MAX_EVENTS * sizeof(*s->keys));
-		s->pool = malloc(KEY_POOL * sizeof(*s->pool));
+		s->keys = malloc(m * sizeof(*s->keys));
+		s->pool = malloc(KEY_POOL(m) * sizeof(*s->pool));
 	}
 	if (!s->codes || !s->last || !s->dict || !s->start || !s->perm || !s->grouped ||
 	    (encode ? !s->dict_key || !s->dict_code || !s->recent || !s->slots || !s->direct : !s->keys || !s->pool)) {

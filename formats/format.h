@@ -155,7 +155,7 @@ struct key_entries {
 
 /* Column codecs (formats/columns.c): vals[n] <-> the column record at out. */
 struct column_scratch {
-	uint64_t *codes;	/* BLOCK_MAX_EVENTS each */
+	uint64_t *codes;	/* a block's events each, at most (column_scratch_init()) */
 	/* per key index: the source column's last value, or (encode) a keyed dictionary's count of values */
 	uint64_t *last;
 	uint64_t *dict;		/* the dictionary's values */
@@ -176,8 +176,8 @@ struct column_scratch {
 	uint32_t *start, *perm, perm_col;
 	uint64_t *grouped;
 };
-/* What encoding and decoding each need. */
-int column_scratch_init(struct column_scratch *s, int encode);
+/* What encoding or decoding needs, for blocks of at most most events. */
+int column_scratch_init(struct column_scratch *s, int encode, uint32_t most);
 void column_scratch_release(struct column_scratch *s);
 
 /*

@@ -747,6 +747,18 @@ static int setup_cursors(struct ingero_reader *r)
 	return 0;
 }
 
+/* Events in the largest block of the streams read. */
+static uint32_t largest_block(const struct ingero_reader *r)
+{
+	uint32_t most = 0;
+	unsigned s;
+
+	for (s = 0; s < INGERO_NR_STREAMS; s++)
+		if (r->cur[s].most > most)
+			most = r->cur[s].most;
+	return most;
+}
+
 struct ingero_reader *ingero_reader_open_fd(int fd, const char *name)
 {
 	struct ingero_reader *r = calloc(1, sizeof(*r));
@@ -763,7 +775,7 @@ struct ingero_reader *ingero_reader_open_fd(int fd, const char *name)
 	r->limit = NO_LIMIT;
 	r->mask = (1u << INGERO_NR_STREAMS) - 1;
 	if (!(r->name = strdup(name)) || !(r->dctx = ZSTD_createDCtx()) ||
-	    !(r->strs = malloc(256 * sizeof(*r->strs))) || column_scratch_init(&r->scratch, 0)) {
+	    !(r->strs = malloc(256 * sizeof(*r->strs)))) {
 		error_errno("cannot read '%s'", name);
 		goto fail;
 	}
@@ -803,7 +815,7 @@ struct ingero_reader *ingero_reader_open_fd(int fd, const char *name)
 		read_strings(r);
 	else
 		scan(r, head.size);
-	if (setup_cursors(r))
+	if (setup_cursors(r) || column_scratch_init(&r->scratch, 0, largest_block(r)))
 		goto fail;
 	r->scan_limit = r->limit;
 	memcpy(r->scan_err, r->err, sizeof(r->err));
@@ -886,7 +898,7 @@ static int lazy_add(struct ingero_reader *r, struct cursor *c, const struct fstr
 
 	if (fc->d.enc != ENC_DELTA || fc->values || fc->ours < 0)
 		return 0;
-	if (key != COL_NONE && !c->last[col] && !(c->last[col] = malloc(BLOCK_MAX_EVENTS * sizeof(uint64_t)))) {
+	if (key != COL_NONE && !c->last[col] && !(c->last[col] = malloc(c->most * sizeof(uint64_t)))) {
 		*bad = "out of memory";
 		return -1;
 	}
@@ -976,7 +988,7 @@ static const char *decode_block(struct ingero_reader *r, struct cursor *c, const
 			if (!c->vals[0] && cursor_alloc(c, fs->ncols))
 				return "out of memory";
 			if (fc->d.enc == ENC_DICT && !c->keyidx[col] &&
-			    !(c->keyidx[col] = malloc(BLOCK_MAX_EVENTS * sizeof(*c->keyidx[col]))))
+			    !(c->keyidx[col] = malloc(c->most * sizeof(*c->keyidx[col]))))
 				return "out of memory";
 			if ((lazy = lazy_add(r, c, fs, col, p, n, &bad)) < 0)
 				return bad;

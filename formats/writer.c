@@ -752,7 +752,7 @@ struct ingero_writer *ingero_writer_new(int fd, const struct ingero_header *h)
 	}
 	w->fd = fd;
 	w->failed = 1;
-	if (column_scratch_init(&w->scratch, 1))
+	if (column_scratch_init(&w->scratch, 1, BLOCK_MAX_EVENTS))
 		goto fail;
 	for (c = 0; c < MAX_COLUMNS; c++)
 		if (!(w->keyidx[c] = malloc(BLOCK_MAX_EVENTS * sizeof(*w->keyidx[c])))) {
