@@ -176,7 +176,7 @@ struct column_scratch {
 	uint32_t *start, *perm, perm_col;
 	uint64_t *grouped;
 };
-/* What encoding or decoding needs, for blocks of at most most events. */
+/* What encoding or decoding needs, for blocks of up to most events. */
 int column_scratch_init(struct column_scratch *s, int encode, uint32_t most);
 void column_scratch_release(struct column_scratch *s);
 
