@@ -454,6 +454,20 @@ static int readme_has(const char *dir, const char *needle)
 	return found;
 }
 
+/*
+ * Gives the instance ingero's trace clock, unless it has it already (a new
+ * instance does): a change of clock empties the buffers and waits for every
+ * CPU to leave them.
+ */
+static int use_trace_clock(struct tracefs_instance *inst)
+{
+	char *clock = tracefs_get_clock(inst);
+	int has = clock && !strcmp(clock, INGERO_TRACE_CLOCK);
+
+	free(clock);
+	return has ? 0 : tracefs_instance_file_write(inst, "trace_clock", INGERO_TRACE_CLOCK);
+}
+
 /* The instance of the session named owner and role, with buffer_kb per CPU; NULL with the error said. */
 static struct tracefs_instance *make_instance(pid_t owner, const char *role, size_t buffer_kb)
 {
@@ -467,7 +481,7 @@ static struct tracefs_instance *make_instance(pid_t owner, const char *role, siz
 		return NULL;
 	}
 	tracefs_trace_off(inst);
-	if (tracefs_instance_file_write(inst, "trace_clock", INGERO_TRACE_CLOCK) < 0) {
+	if (use_trace_clock(inst) < 0) {
 		error("tracefs instance '%s': the kernel has no '" INGERO_TRACE_CLOCK "' trace clock", name);
 	} else if (tracefs_instance_set_buffer_size(inst, buffer_kb, -1) < 0) {
 		error_errno("cannot set the ring buffer to %zu KiB per CPU", buffer_kb);
