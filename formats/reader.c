@@ -826,16 +826,59 @@ fail:
 	return NULL;
 }
 
+/* Copies what is left of standard input to fd: 0, or -1 with the error said. */
+static int copy_stdin(int fd)
+{
+	char buf[1 << 16];
+	ssize_t n, w;
+
+	while ((n = read(STDIN_FILENO, buf, sizeof(buf))) > 0)
+		if ((w = write(fd, buf, n)) != n)
+			return error("cannot keep standard input in a temporary file: %s",
+				     strerror(w < 0 ? errno : ENOSPC));
+	return n < 0 ? error_errno("cannot read standard input") : 0;
+}
+
+/*
+ * Standard input as a file to read out of order: itself where it is one,
+ * else (a pipe from 'record -o -', say) copied whole into an unnamed
+ * temporary file. -1 with the error said.
+ */
+static int stdin_as_file(void)
+{
+	const char *dir = getenv("TMPDIR");
+	struct stat st;
+	int fd;
+
+	if (fstat(STDIN_FILENO, &st))
+		return error_errno("cannot read standard input");
+	if (S_ISREG(st.st_mode))
+		fd = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 0);
+	else if (isatty(STDIN_FILENO))
+		return error("standard input is a terminal: name a trace file, or pipe one in");
+	else
+		fd = open(dir && *dir ? dir : "/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return error_errno("cannot keep standard input in a temporary file");
+	if (!S_ISREG(st.st_mode) && copy_stdin(fd)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 struct ingero_reader *ingero_reader_open(const char *path)
 {
 	struct ingero_reader *r;
-	/* not to wait for a writer on a FIFO, which is refused as not a file; a file's reads never block */
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	int fd;
 
-	if (fd < 0) {
+	if (!strcmp(path, "-"))
+		fd = stdin_as_file();
+	/* not to wait for a writer on a FIFO, which is refused as not a file; a file's reads never block */
+	else if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0)
 		error_errno("cannot open '%s'", path);
+	if (fd < 0)
 		return NULL;
-	}
 	if (!(r = ingero_reader_open_fd(fd, path))) {
 		close(fd);
 		return NULL;

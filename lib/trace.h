@@ -58,7 +58,10 @@ int ingero_writer_close(struct ingero_writer *w);
 
 struct ingero_reader;
 
-/* Opens a trace; free with ingero_reader_close(). NULL and errno on failure, with a message printed. */
+/*
+ * Opens a trace, or standard input for "-"; free with ingero_reader_close().
+ * NULL and errno on failure, with a message printed.
+ */
 struct ingero_reader *ingero_reader_open(const char *path);
 /* The same on an open file descriptor, which stays the caller's; name is for messages. */
 struct ingero_reader *ingero_reader_open_fd(int fd, const char *name);

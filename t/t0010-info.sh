@@ -132,6 +132,30 @@ test_expect_success 'a FIFO without a writer is refused at once, not waited on' 
 	test_cmp expect err
 '
 
+test_expect_success MKTRACE 'a trace piped in or redirected to - reads as the file does' '
+	ingero info --json known.ing.zst | jq -S "del(.file)" >expect &&
+	cat known.ing.zst | ingero info --json - | jq -S "del(.file)" >piped &&
+	ingero info --json - <known.ing.zst | jq -S "del(.file)" >redirected &&
+	test_json piped .events 1808 &&
+	test_cmp expect piped &&
+	test_cmp expect redirected
+'
+
+test_expect_success MKTRACE 'a cut trace piped in exits 1 and names - and the cut' '
+	size=$(stat -c %s known.ing.zst) &&
+	head -c $((size / 2)) known.ing.zst | test_expect_code 1 ingero info - 2>err &&
+	grep -E "^ingero: .-. is damaged: block [0-9]+ at offset [0-9]+: truncated at offset $((size / 2))$" err
+'
+
+test_expect_success MKTRACE 'standard input on a terminal, or no folder for its copy: one line, exit 1' '
+	script -qec "ingero info -; echo status=\$?" /dev/null >tty &&
+	grep -q "^ingero: standard input is a terminal: name a trace file, or pipe one in" tty &&
+	grep -q "^status=1" tty &&
+	cat known.ing.zst | TMPDIR=$PWD/missing test_expect_code 1 ingero info - 2>err &&
+	echo "ingero: cannot keep standard input in a temporary file: No such file or directory" >expect &&
+	test_cmp expect err
+'
+
 test_expect_success 'info --help prints the usage and exits 0; no file is a usage error' '
 	ingero info --help >out &&
 	grep "^usage: ingero info \[--json\] <file>" out &&

@@ -192,6 +192,11 @@ test_expect_success MKTRACE 'a footer cut short prints every event and exits 0' 
 	done
 '
 
+test_expect_success MKTRACE 'a trace piped in to - prints what the file does' '
+	cat known.ing.zst | ingero dump - >piped.txt &&
+	test_cmp all.txt piped.txt
+'
+
 test_expect_success 'a FIFO without a writer is refused at once, not waited on' '
 	mkfifo fifo.ing.zst &&
 	test_expect_code 1 timeout 10 ingero dump fifo.ing.zst 2>err &&
