@@ -171,7 +171,7 @@ static void setup(struct reader *r, int buffer_kb)
 	if (!r->instance)
 		die("cannot create the tracefs instance", name);
 	tracefs_trace_off(r->instance);
-	tracefs_instance_file_write(r->instance, "trace_clock", "local");
+	/* its clock is a new instance's, local, as ingero's: no write, which would wait for the CPUs */
 	if (tracefs_instance_set_buffer_size(r->instance, buffer_kb, -1) < 0)
 		die("cannot size the buffers of", name);
 	tracefs_option_disable(r->instance, TRACEFS_OPTION_OVERWRITE);
