@@ -792,7 +792,7 @@ struct ingero_reader *ingero_reader_open_fd(int fd, const char *name)
 		goto fail;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		error("'%s' is not a file: a trace is read out of order, so save it to a file first", name);
+		error("'%s' is not a file: a trace is read out of order; save it to a file, or pipe it in as -", name);
 		goto fail;
 	}
 	if (!r->size) {

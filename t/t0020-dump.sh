@@ -200,7 +200,7 @@ test_expect_success MKTRACE 'a trace piped in to - prints what the file does' '
 test_expect_success 'a FIFO without a writer is refused at once, not waited on' '
 	mkfifo fifo.ing.zst &&
 	test_expect_code 1 timeout 10 ingero dump fifo.ing.zst 2>err &&
-	echo "ingero: '"'"'fifo.ing.zst'"'"' is not a file: a trace is read out of order, so save it to a file first" >expect &&
+	echo "ingero: '"'"'fifo.ing.zst'"'"' is not a file: a trace is read out of order; save it to a file, or pipe it in as -" >expect &&
 	test_cmp expect err
 '
 
