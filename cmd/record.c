@@ -254,8 +254,12 @@ static int open_output(const char *path)
 	return fd;
 }
 
-/* The child's side: wait for the go, then exec; report an exec failure's errno on err_fd. */
-static NORETURN void run_child(const char **argv, int sock, int go_fd, int err_fd)
+/*
+ * The child's side: wait for the go, then exec; report an exec failure's
+ * errno on err_fd. Where the trace takes the standard output, the command
+ * writes its own to the standard error, as under perf record -o -.
+ */
+static NORETURN void run_child(const char **argv, int sock, int go_fd, int err_fd, int trace_on_stdout)
 {
 	int listener = ingero_mmapwatch_install();
 	char byte;
@@ -273,6 +277,8 @@ static NORETURN void run_child(const char **argv, int sock, int go_fd, int err_f
 	if (read(go_fd, &byte, 1) != 1)
 		_exit(127);	/* ingero gave up before the start */
 	close(go_fd);
+	if (trace_on_stdout && dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
+		_exit(127);
 	execvp(argv[0], (char *const *)argv);
 	err = errno;
 	if (write(err_fd, &err, sizeof(err)) < 0)
@@ -292,7 +298,7 @@ struct child {
  * Starts the command stopped before its exec, so nothing of it runs before
  * the probes are in place; it sends its library watch meanwhile.
  */
-static void spawn(struct child *ch, const char **argv)
+static void spawn(struct child *ch, const char **argv, int trace_on_stdout)
 {
 	int sv[2], go[2], err[2];
 
@@ -306,7 +312,7 @@ static void spawn(struct child *ch, const char **argv)
 		close(sv[0]);
 		close(go[1]);
 		close(err[0]);
-		run_child(argv, sv[1], go[0], err[1]);
+		run_child(argv, sv[1], go[0], err[1], trace_on_stdout);
 	}
 	close(sv[1]);
 	close(go[0]);
@@ -842,14 +848,15 @@ int cmd_record(int argc, const char **argv)
 	char *command = NULL;
 	struct ingero_trace_stats written;
 	struct ingero_record_stats recorded;
-	int fd = -1, status, err, in_container, left = 0, code = 1;
+	int fd = -1, status, err, in_container, left = 0, code = 1, trace_on_stdout;
 
 	argc = parse_options(argc, argv, options, record_usage, PARSE_OPT_STOP_AT_NON_OPTION);
 	if (!!argc + !!o.pids + !!o.all != 1) {
 		error("give a command, -p PID or -a (one of them)");
 		usage_with_options(record_usage, options, 1);
 	}
-	if (!strcmp(o.output, "-") && isatty(STDOUT_FILENO))
+	trace_on_stdout = !strcmp(o.output, "-");
+	if (trace_on_stdout && isatty(STDOUT_FILENO))
 		die("the trace is binary: not writing it to a terminal (redirect the standard output, or give -o FILE)");
 	if (o.buffer_kb <= 0) {
 		error("the buffer size must be a positive number of KiB");
@@ -878,7 +885,7 @@ int cmd_record(int argc, const char **argv)
 		parse_pids(o.pids, &pids);
 	/* Forked first, the command makes its start while the session is set up; in a container, see below. */
 	if (argc && !in_container)
-		spawn(&ch, argv);
+		spawn(&ch, argv, trace_on_stdout);
 	s = ingero_session_new(o.buffer_kb, o.all);
 	if (!s)
 		goto fail;
@@ -898,7 +905,7 @@ int cmd_record(int argc, const char **argv)
 	if (argc && ch.pid < 0) {
 		if (ingero_session_follow_children(s))
 			goto fail;
-		spawn(&ch, argv);
+		spawn(&ch, argv, trace_on_stdout);
 	}
 	if (argc) {
 		take_listener(&ch);

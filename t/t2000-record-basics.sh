@@ -330,9 +330,11 @@ test_expect_success TRACEFS '-o -, a pipe, a device and a link to the standard o
 	test_api_calls linked.ing.zst cuLaunchKernel 30
 '
 
-test_expect_success TRACEFS '-o - piped straight into analyze -: every launch in the report' '
-	ingero record -q -o - -- sh -c "\"$WORKLOADS/launch\" 25 >&2" 2>/dev/null | ingero analyze --json - >report.json &&
-	test_json report.json ".apis[] | select(.name == \"cuLaunchKernel\") | .calls" 25
+test_expect_success TRACEFS '-o - piped straight into analyze -: every launch in the report, the command'"'"'s output on stderr' '
+	ingero record -q -o - -- sh -c "echo to-stdout; \"$WORKLOADS/launch\" 25" 2>err |
+		ingero analyze --json - >report.json &&
+	test_json report.json ".apis[] | select(.name == \"cuLaunchKernel\") | .calls" 25 &&
+	grep -x to-stdout err
 '
 
 test_expect_success TRACEFS '-o - on a terminal: refused in one line, nothing left behind' '
