@@ -277,9 +277,8 @@ static NORETURN void run_child(const char **argv, int sock, int go_fd, int err_f
 	if (read(go_fd, &byte, 1) != 1)
 		_exit(127);	/* ingero gave up before the start */
 	close(go_fd);
-	if (trace_on_stdout && dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
-		_exit(127);
-	execvp(argv[0], (char *const *)argv);
+	if (!trace_on_stdout || dup2(STDERR_FILENO, STDOUT_FILENO) >= 0)
+		execvp(argv[0], (char *const *)argv);
 	err = errno;
 	if (write(err_fd, &err, sizeof(err)) < 0)
 		_exit(127);
