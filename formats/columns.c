@@ -3,7 +3,9 @@
  * lengths, with the code width chosen per block. Both directions share the
  * predictor so that the writer and the reader cannot drift apart.
  */
+#include <errno.h>
 #include <stdlib.h>
+#include <unistd.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -51,6 +53,21 @@ void buf_release(struct buf *b)
 {
 	free(b->data);
 	memset(b, 0, sizeof(*b));
+}
+
+int write_all(int fd, const void *p, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno != EINTR)
+			return -1;
+		if (n > 0) {
+			p = (const char *)p + n;
+			len -= n;
+		}
+	}
+	return 0;
 }
 
 int column_scratch_init(struct column_scratch *s, int encode, uint32_t most)

@@ -135,6 +135,8 @@ struct buf {
 };
 int buf_grow(struct buf *b, size_t more);
 void buf_release(struct buf *b);
+/* Writes len bytes at p to fd, through short writes and EINTR: 0, or -1 with errno set. */
+int write_all(int fd, const void *p, size_t len);
 
 /* Fills the section header in front of len bytes of payload at b->data + 16. */
 void section_seal(uint8_t *sec, uint32_t tag, uint32_t len, uint32_t blockno);

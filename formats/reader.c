@@ -830,12 +830,11 @@ fail:
 static int copy_stdin(int fd)
 {
 	char buf[1 << 16];
-	ssize_t n, w;
+	ssize_t n;
 
 	while ((n = read(STDIN_FILENO, buf, sizeof(buf))) > 0)
-		if ((w = write(fd, buf, n)) != n)
-			return error("cannot keep standard input in a temporary file: %s",
-				     strerror(w < 0 ? errno : ENOSPC));
+		if (write_all(fd, buf, n))
+			return error_errno("cannot keep standard input in a temporary file");
 	return n < 0 ? error_errno("cannot read standard input") : 0;
 }
 

@@ -263,21 +263,6 @@ static void strtab_release(struct strtab *t)
 	free(t->slots);
 }
 
-static int write_all(int fd, const uint8_t *p, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return error_errno("cannot write the trace");
-		p += n;
-		len -= n;
-	}
-	return 0;
-}
-
 static int index_add(struct ingero_writer *w, const struct index_entry *e)
 {
 	if (w->nindex == w->index_alloc) {
@@ -336,7 +321,7 @@ static int write_section(struct ingero_writer *w, uint32_t tag, struct index_ent
 	if (ZSTD_isError(size))
 		return error("cannot compress block %u: %s", w->blockno, ZSTD_getErrorName(size));
 	if (write_all(w->fd, w->out.data, size))
-		return -1;
+		return error_errno("cannot write the trace");
 	if (e) {
 		e->offset = w->offset;
 		e->size = (uint32_t)size;
@@ -918,7 +903,7 @@ static int write_index(struct ingero_writer *w)
 	put_u64(p, 8 + SECTION_HEADER_SIZE + len + TRAILER_SIZE);
 	memcpy(p + 8, TRAILER_MAGIC, 8);
 	if (write_all(w->fd, w->sec.data, 8 + SECTION_HEADER_SIZE + len + TRAILER_SIZE))
-		return -1;
+		return error_errno("cannot write the trace");
 	w->offset += 8 + SECTION_HEADER_SIZE + len + TRAILER_SIZE;
 	return 0;
 }

@@ -57,8 +57,7 @@ bg_pid=
 
 cleanup() {
 	[ -n "$bg_pid" ] && kill -INT "$bg_pid" 2>/dev/null && wait "$bg_pid" 2>/dev/null
-	grep -o "^[pr]:$G/[^ ]*" $T/uprobe_events 2>/dev/null | sed 's/^[pr]:/-:/' | sort -u |
-		while read -r ev; do echo "$ev" >>$T/uprobe_events; done
+	remove_uprobes $G
 	[ -n "${BENCH_KEEP:-}" ] || rm -rf "$w"
 }
 trap cleanup EXIT

@@ -8,6 +8,7 @@
 # first), uprobes (with 8 uprobe events on libc, two disabled one at a time,
 # the rest together). BENCH_BARE is t/perf/bin/bench-bare, for the offsets.
 set -u
+. "$(dirname "$0")/bench-lib.sh"
 [ $# -ge 1 ] || { echo "usage: tracefs-steps.sh BENCH_BARE [ROUNDS]" >&2; exit 129; }
 BARE=$1 ROUNDS=${2:-3}
 T=/sys/kernel/tracing
@@ -28,14 +29,9 @@ step() {
 	"$@" || echo "tracefs-steps: $name failed" >&2
 	printf '%s=%s ' "$name" $((($(date +%s%N) - t0) / 1000))
 }
-remove_uprobes() {
-	grep -o "^[pr]:$G/[^ ]*" $T/uprobe_events | sed 's/^[pr]:/-:/' | while read -r e; do
-		echo "$e" >>$T/uprobe_events
-	done
-}
 cleanup() {
 	[ -d $I ] && { put $I/events/enable 0; rmdir $I; }
-	remove_uprobes
+	remove_uprobes $G
 }
 trap cleanup EXIT
 
@@ -63,7 +59,7 @@ round() {
 		step udisable_rest put $I/events/$G/enable 0 ;;
 	esac
 	step rmdir rmdir $I
-	remove_uprobes
+	remove_uprobes $G
 	echo
 }
 
