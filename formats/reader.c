@@ -25,6 +25,8 @@
 #define HEADS_FIXED 3
 /* The heads least() looks at, past any number of active streams. */
 #define HEADS 8
+/* The most events one merge ahead of two or three streams takes: what their chunks hold. */
+#define ORDER_MAX (HEADS_FIXED * EVENT_CHUNK)
 _Static_assert(INGERO_NR_STREAMS <= HEADS, "every stream has a head");
 /* The loops that copy a chunk's fields: 16 stores and a compare at a time. */
 #define UNROLL_FIELDS _Pragma("GCC unroll 16")
@@ -138,12 +140,15 @@ struct ingero_reader {
 	 * numbers, and the key of each one's next event: the next event of all
 	 * is the least key's, found without a branch that the mix of the
 	 * streams would make mispredicted. Past the last active stream the
-	 * heads are UINT64_MAX, so that two or three streams share a search of
-	 * three, and five or more one of all the heads.
+	 * heads are UINT64_MAX, so that two or three streams share a merge of
+	 * three, and five or more a search of all the heads.
 	 */
 	struct cursor *active[INGERO_NR_STREAMS];
 	uint64_t head[HEADS];
 	unsigned nactive;
+	/* the events merged ahead (next_batch()), handed out from order[opos] to order[oend] */
+	const struct ingero_event *order[ORDER_MAX];
+	uint32_t opos, oend;
 	int ordered;
 	uint32_t mask, limit, scan_limit;
 	struct column_scratch scratch;
@@ -896,6 +901,7 @@ void ingero_reader_streams(struct ingero_reader *r, uint32_t mask)
 	r->mask = mask;
 	r->ordered = 0;
 	r->nactive = 0;
+	r->opos = r->oend = 0;
 }
 
 int ingero_reader_indexed(const struct ingero_reader *r)
@@ -1345,36 +1351,96 @@ static inline __attribute__((always_inline)) size_t least(const uint64_t *head)
 	return lesser(head, least4(head, 0), least4(head, 4));
 }
 
-/*
- * least() of the first HEADS_FIXED heads, without a loop. A head past the
- * active streams, UINT64_MAX, is never less than one before it, so it
- * loses every tie and is never the least.
- */
-static inline __attribute__((always_inline)) size_t least3(const uint64_t *head)
-{
-	size_t first = head[1] < head[0], third = -(size_t)(head[2] < head[first]);
+static const uint64_t no_key = UINT64_MAX;
 
-	/* with a mask, as in least(): gcc makes a branch of a choice between 2 and first */
-	return (first & ~third) | (2 & third);
+/* Where active stream j stands, for next_batch(); past the active streams, a place with no events. */
+static inline __attribute__((always_inline)) void
+place_get(const struct ingero_reader *r, unsigned j, const uint64_t **keys, const struct ingero_event **at,
+	  uint32_t *i, uint32_t *end)
+{
+	const struct cursor *c = j < r->nactive ? r->active[j] : NULL;
+
+	*keys = c ? c->keys : &no_key;
+	*at = c ? c->ev : NULL;
+	*i = c ? c->i : 0;
+	*end = c ? c->fast_end : 0;
+}
+
+static inline __attribute__((always_inline)) void
+place_put(struct ingero_reader *r, unsigned j, const struct ingero_event *at, uint32_t i, uint64_t head)
+{
+	if (j < r->nactive) {
+		r->active[j]->ev = at;
+		r->active[j]->i = i;
+		r->head[j] = head;
+	}
+}
+
+/*
+ * The next events of two or three active streams, merged ahead as far
+ * as their chunks go: each stream's place (its next key, event and index)
+ * stays in registers, so that the next least key waits only for the load
+ * of the key after the one taken. The first is returned, the rest wait in
+ * r->order; a stream that needs its slow path stops the merge. A place past
+ * the active streams has the key UINT64_MAX, which never wins: a tie goes
+ * to the lower stream, as the writer's order does.
+ */
+static __attribute__((noinline)) int next_batch(struct ingero_reader *r, const struct ingero_event **ev)
+{
+	const uint64_t *k0, *k1, *k2;
+	const struct ingero_event *a0, *a1, *a2;
+	uint64_t h0 = r->head[0], h1 = r->head[1], h2 = r->head[2];
+	uint32_t i0, i1, i2, e0, e1, e2, o = 0;
+	size_t best;
+
+	place_get(r, 0, &k0, &a0, &i0, &e0);
+	place_get(r, 1, &k1, &a1, &i1, &e1);
+	place_get(r, 2, &k2, &a2, &i2, &e2);
+	for (;;) {
+		size_t first = h1 < h0;
+		uint32_t s0, s1, s2;
+
+		best = h2 < (first ? h1 : h0) ? 2 : first;
+		s0 = best == 0, s1 = best == 1, s2 = best == 2;
+		if ((s0 ? i0 : s1 ? i1 : i2) >= (s0 ? e0 : s1 ? e1 : e2))
+			break;
+		r->order[o++] = s0 ? a0 : s1 ? a1 : a2;
+		a0 += s0, a1 += s1, a2 += s2;
+		i0 += s0, i1 += s1, i2 += s2;
+		h0 = k0[i0], h1 = k1[i1], h2 = k2[i2];
+	}
+	place_put(r, 0, a0, i0, h0);
+	place_put(r, 1, a1, i1, h1);
+	place_put(r, 2, a2, i2, h2);
+	if (!o)
+		return next_slow(r, best, ev);
+	*ev = r->order[0];
+	r->opos = 1;
+	r->oend = o;
+	return 1;
 }
 
 /*
  * The common case calls nothing, so that it saves no registers: the rest
- * is left to tail calls. The least key is found without a loop: two or
- * three streams (the call, switch and wakeup streams, or fewer) with one
- * compare of their count, laid out as the straight path, and four (a
- * recorded trace's task stream besides) with the next. The stream's index
- * is as wide as an address, so that it indexes the heads and the cursors
- * without being widened first.
+ * is left to tail calls. Events merged ahead are handed out first; two or
+ * three streams (the call, switch and wakeup streams) are merged ahead by
+ * next_batch(). Otherwise the least key is found without a loop: one
+ * stream's own, four (a recorded trace's task stream besides) with a
+ * search of four. The stream's index is as wide as an address, so that it
+ * indexes the heads and the cursors without being widened first.
  */
 int ingero_reader_next(struct ingero_reader *r, const struct ingero_event **ev)
 {
 	size_t best;
 	struct cursor *c;
 
-	if (__builtin_expect(r->nactive - 2 <= HEADS_FIXED - 2, 1))
-		best = least3(r->head);
-	else if (r->nactive == 4)
+	if (__builtin_expect(r->opos < r->oend, 1)) {
+		*ev = r->order[r->opos++];
+		return 1;
+	}
+	if (r->nactive - 2 <= HEADS_FIXED - 2)
+		return next_batch(r, ev);
+	if (r->nactive == 4)
 		best = least4(r->head, 0);
 	else if (r->nactive == 1)
 		best = 0;
@@ -1398,6 +1464,7 @@ int ingero_reader_seek(struct ingero_reader *r, uint64_t ts)
 	memcpy(r->err, r->scan_err, sizeof(r->err));
 	r->ordered = 0;
 	r->nactive = 0;
+	r->opos = r->oend = 0;
 	for (s = 0; s < INGERO_NR_STREAMS; s++) {
 		struct cursor *c = &r->cur[s];
 		uint32_t lo = 0, hi = c->nblocks;
