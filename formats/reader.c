@@ -1091,6 +1091,7 @@ static void chunk_reset(struct cursor *c, uint32_t s)
 		c->chunk[k].stream = s;
 	}
 	c->chunk_at = c->chunk_end = c->fast_end = 0;
+	c->ev = c->chunk;
 }
 
 /*
@@ -1351,7 +1352,9 @@ static inline __attribute__((always_inline)) size_t least(const uint64_t *head)
 	return lesser(head, least4(head, 0), least4(head, 4));
 }
 
+/* A place past the active streams: its key never wins, so its event is never taken. */
 static const uint64_t no_key = UINT64_MAX;
+static const struct ingero_event no_event;
 
 /* Where active stream j stands, for next_batch(); past the active streams, a place with no events. */
 static inline __attribute__((always_inline)) void
@@ -1361,7 +1364,7 @@ place_get(const struct ingero_reader *r, unsigned j, const uint64_t **keys, cons
 	const struct cursor *c = j < r->nactive ? r->active[j] : NULL;
 
 	*keys = c ? c->keys : &no_key;
-	*at = c ? c->ev : NULL;
+	*at = c ? c->ev : &no_event;
 	*i = c ? c->i : 0;
 	*end = c ? c->fast_end : 0;
 }
