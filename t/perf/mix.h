@@ -3,7 +3,9 @@
  * event at a time so that a trace of any length costs no memory: two threads
  * calling CUDA (runtime calls with the driver's call nested inside, copies,
  * syncs, a few allocations), context switches among 40 tasks on 8 CPUs and
- * the wakeups before them. About 150k events per second of trace.
+ * the wakeups before them. About 150k events per second of trace. As in a
+ * recorded trace, the two libraries probed and the python process's start
+ * open it and its threads' exits close it, so that five streams are read.
  */
 #ifndef PERF_MIX_H
 #define PERF_MIX_H
@@ -34,6 +36,7 @@ static const struct ingero_api mix_apis[NAPIS] = {
 #define MIX_NCPUS 8
 #define MIX_NTASKS 40
 #define MIX_NTHREADS 2		/* the ones that call CUDA: tasks 0 and 3 */
+#define MIX_NPYTHON 12		/* tasks 0 to 11: the python process and its threads */
 #define MIX_PENDING 256	/* events made but not returned yet: those of the last few us */
 
 static const struct ingero_header mix_header = {
@@ -109,6 +112,49 @@ static void mix_settle(struct mix *m)
 	}
 }
 
+/* The libraries probed and the python process's start: its comm, then its threads' forks. */
+static void mix_start(struct mix *m)
+{
+	static const char *const libs[] = { "/usr/lib/x86_64-linux-gnu/libcuda.so.1",
+					    "/opt/venv/lib/python3.12/site-packages/nvidia/cuda_runtime/lib/libcudart.so.13" };
+	struct ingero_event *e;
+	uint32_t i;
+
+	for (i = 0; i < 2; i++) {
+		e = mix_push(m, INGERO_STREAM_LIB, MIX_START_NS - 2000000 + i * 300000);
+		e->lib = (struct ingero_lib){ .id = i, .probes = i ? 180 : 420, .path = libs[i], .build_id = "" };
+	}
+	for (i = 0; i < MIX_NPYTHON; i++) {
+		e = mix_push(m, INGERO_STREAM_TASK, MIX_START_NS - 1000000 + i * 40000);
+		e->task.pid = 4000;
+		e->task.tid = i ? 4000 : 3990;
+		e->task.kind = i ? INGERO_TASK_FORK : INGERO_TASK_COMM;
+		e->task.child_pid = 4000;
+		e->task.child_tid = m->tasks[i].tid;
+		e->task.comm = m->tasks[i].comm;
+	}
+	mix_settle(m);
+}
+
+/* The python threads' exits, after every event made (whose keys are below the next times): the last events. */
+static void mix_end(struct mix *m)
+{
+	uint64_t t = m->thread_next[0] > m->thread_next[1] ? m->thread_next[0] : m->thread_next[1];
+	struct ingero_event *e;
+	uint32_t i;
+
+	for (i = 0; i < MIX_NCPUS; i++)
+		t = m->cpu_next[i] > t ? m->cpu_next[i] : t;
+	for (i = 0; i < MIX_NPYTHON; i++) {
+		e = mix_push(m, INGERO_STREAM_TASK, t + i * 15000);
+		e->task.kind = INGERO_TASK_EXIT;
+		e->task.pid = 4000;
+		e->task.tid = m->tasks[MIX_NPYTHON - 1 - i].tid;
+		e->task.comm = m->tasks[MIX_NPYTHON - 1 - i].comm;
+	}
+	mix_settle(m);
+}
+
 /* Ready to make N events from the seed; a stream of them begins at MIX_START_NS. */
 static void mix_init(struct mix *m, uint64_t n, uint64_t seed)
 {
@@ -125,7 +171,7 @@ static void mix_init(struct mix *m, uint64_t n, uint64_t seed)
 		t->tid = 4000 + i * 7;
 		t->prio = 120;
 		t->cpu = i % MIX_NCPUS;
-		if (i < 12) {	/* the python process and its threads */
+		if (i < MIX_NPYTHON) {
 			snprintf(t->comm, sizeof(t->comm), "%s", i == 0 ? "python3" : i < 4 ? "pt_main_thread" :
 				 i < 6 ? "cuda-EvtHandlr" : "python3");
 		} else if (i < 28) {
@@ -145,6 +191,7 @@ static void mix_init(struct mix *m, uint64_t n, uint64_t seed)
 	m->call_id = 1;
 	for (i = 0; i < 48; i++)
 		m->kern[i] = 0x7f3b12000000ull + mix_below(m, 1 << 20) * 16;
+	mix_start(m);
 }
 
 /* The next context switch, on the CPU whose turn it is, with the wakeup that often precedes it. */
@@ -157,7 +204,7 @@ static void mix_sched(struct mix *m, int c)
 
 	/* the next task: often a python thread, else any task not running elsewhere; or idle */
 	do
-		nt = mix_below(m, 3) ? (int)mix_below(m, 12) : (int)mix_below(m, MIX_NTASKS);
+		nt = mix_below(m, 3) ? (int)mix_below(m, MIX_NPYTHON) : (int)mix_below(m, MIX_NTASKS);
 	while (tasks[nt].running && nt != prev);
 	if (nt == prev || mix_below(m, 6) == 0)
 		nt = -1;
@@ -294,7 +341,9 @@ static int mix_next(struct mix *m, struct ingero_event *ev)
 		/* an event made from now on has a later key, but for a wakeup's few us */
 		if (m->npending && ingero_event_key(&m->pending[m->npending - 1]) + 5000 <= made)
 			break;
-		if (m->cpu_next[c] < m->thread_next[th])
+		if (m->left <= MIX_NPYTHON)
+			mix_end(m);
+		else if (m->cpu_next[c] < m->thread_next[th])
 			mix_sched(m, c);
 		else
 			mix_call(m, th);
