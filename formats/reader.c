@@ -21,12 +21,12 @@
 #define WINDOW_MIN (1u << 20)
 #define FRAME_MAX (ZSTD_COMPRESSBOUND(SECTION_MAX) + 64)
 #define NO_LIMIT UINT32_MAX
-/* The heads that least3() compares, the call, switch and wakeup streams': see struct ingero_reader. */
-#define HEADS_FIXED 3
+/* The streams next_batch() merges at a time: the call, switch and wakeup streams, in most traces. */
+#define MERGED 3
 /* The heads least() looks at, past any number of active streams. */
 #define HEADS 8
-/* The most events one merge ahead of two or three streams takes: what their chunks hold. */
-#define ORDER_MAX (HEADS_FIXED * EVENT_CHUNK)
+/* The most events one merge ahead takes: what the merged streams' chunks hold. */
+#define ORDER_MAX (MERGED * EVENT_CHUNK)
 _Static_assert(INGERO_NR_STREAMS <= HEADS, "every stream has a head");
 /* The loops that copy a chunk's fields: 16 stores and a compare at a time. */
 #define UNROLL_FIELDS _Pragma("GCC unroll 16")
@@ -140,8 +140,7 @@ struct ingero_reader {
 	 * numbers, and the key of each one's next event: the next event of all
 	 * is the least key's, found without a branch that the mix of the
 	 * streams would make mispredicted. Past the last active stream the
-	 * heads are UINT64_MAX, so that two or three streams share a merge of
-	 * three, and five or more a search of all the heads.
+	 * heads are UINT64_MAX, so that a search of all the heads needs no count.
 	 */
 	struct cursor *active[INGERO_NR_STREAMS];
 	uint64_t head[HEADS];
@@ -1330,7 +1329,7 @@ static __attribute__((noinline)) int next_first(struct ingero_reader *r, const s
 	return ingero_reader_next(r, ev);
 }
 
-/* Of heads i and j (i < j), the one with the lesser key, a tie going to i; with a mask, as in least3(). */
+/* Of heads i and j (i < j), the one with the lesser key, a tie going to i, without a branch. */
 static inline __attribute__((always_inline)) size_t lesser(const uint64_t *head, size_t i, size_t j)
 {
 	return i ^ ((i ^ j) & -(size_t)(head[j] < head[i]));
@@ -1352,21 +1351,90 @@ static inline __attribute__((always_inline)) size_t least(const uint64_t *head)
 	return lesser(head, least4(head, 0), least4(head, 4));
 }
 
+/*
+ * The next event of all, one at a time: what next_batch() leaves to it,
+ * when a chunk ends or the merge reached another stream's head.
+ */
+static __attribute__((noinline)) int next_one(struct ingero_reader *r, const struct ingero_event **ev)
+{
+	size_t best = least(r->head);
+	struct cursor *c = r->active[best];
+
+	if (c->i >= c->fast_end)
+		return next_slow(r, best, ev);
+	*ev = c->ev++;
+	r->head[best] = c->keys[++c->i];
+	return 1;
+}
+
+static inline void pick_swap(unsigned *pick, unsigned k)
+{
+	unsigned u = pick[k];
+
+	pick[k] = pick[k - 1];
+	pick[k - 1] = u;
+}
+
+/*
+ * The active streams that next_batch() merges, in the order of their
+ * numbers, so that a tie goes to the lower one: the MERGED ones with the
+ * least heads. What it returns is the least head of the others, where the
+ * merge stops; with MERGED or fewer active streams, none.
+ */
+static inline __attribute__((always_inline)) uint64_t merge_choose(const struct ingero_reader *r,
+								   unsigned pick[MERGED])
+{
+	const uint64_t *head = r->head;
+	uint64_t stop = UINT64_MAX;
+	unsigned j, k, t;
+
+	for (j = 0; j < MERGED; j++)
+		pick[j] = j;
+	if (r->nactive <= MERGED)
+		return stop;
+	/* pick: by head, then number; each later stream comes in by its head alone */
+	for (j = 1; j < MERGED; j++)
+		for (k = j; k > 0 && head[pick[k]] < head[pick[k - 1]]; k--)
+			pick_swap(pick, k);
+	for (j = MERGED; j < r->nactive; j++) {
+		t = j;
+		if (head[j] < head[pick[MERGED - 1]]) {
+			t = pick[MERGED - 1];
+			pick[MERGED - 1] = j;
+			for (k = MERGED - 1; k > 0 && head[pick[k]] < head[pick[k - 1]]; k--)
+				pick_swap(pick, k);
+		}
+		stop = head[t] < stop ? head[t] : stop;
+	}
+	for (j = 1; j < MERGED; j++)
+		for (k = j; k > 0 && pick[k] < pick[k - 1]; k--)
+			pick_swap(pick, k);
+	return stop;
+}
+
 /* A place past the active streams: its key never wins, so its event is never taken. */
 static const uint64_t no_key = UINT64_MAX;
 static const struct ingero_event no_event;
 
-/* Where active stream j stands, for next_batch(); past the active streams, a place with no events. */
+/*
+ * Where active stream j stands, for next_batch(): the end of its merge is
+ * that of its chunk, or its first key at or past stop, the least head of
+ * the streams left out (where there are any). Past the active streams, a
+ * place with no events.
+ */
 static inline __attribute__((always_inline)) void
-place_get(const struct ingero_reader *r, unsigned j, const uint64_t **keys, const struct ingero_event **at,
-	  uint32_t *i, uint32_t *end)
+place_get(const struct ingero_reader *r, unsigned j, uint64_t stop, const uint64_t **keys,
+	  const struct ingero_event **at, uint32_t *i, uint32_t *end)
 {
 	const struct cursor *c = j < r->nactive ? r->active[j] : NULL;
+	uint32_t lo = c ? c->i : 0, hi = c ? c->fast_end : 0;
 
+	while (r->nactive > MERGED && hi > lo && c->keys[hi - 1] >= stop)
+		hi--;
 	*keys = c ? c->keys : &no_key;
 	*at = c ? c->ev : &no_event;
 	*i = c ? c->i : 0;
-	*end = c ? c->fast_end : 0;
+	*end = hi;
 }
 
 static inline __attribute__((always_inline)) void
@@ -1380,31 +1448,31 @@ place_put(struct ingero_reader *r, unsigned j, const struct ingero_event *at, ui
 }
 
 /*
- * The next events of two or three active streams, merged ahead as far
- * as their chunks go: each stream's place (its next key, event and index)
+ * The next events of the MERGED active streams with the least heads,
+ * merged ahead as far as their chunks go and while they come before every
+ * other stream's head: each stream's place (its next key, event and index)
  * stays in registers, so that the next least key waits only for the load
  * of the key after the one taken. The first is returned, the rest wait in
- * r->order; a stream that needs its slow path stops the merge. A place past
- * the active streams has the key UINT64_MAX, which never wins: a tie goes
- * to the lower stream, as the writer's order does.
+ * r->order. A stream that needs its slow path, or reaches the head of a
+ * stream left out, stops the merge; with nothing merged, next_one() goes
+ * on. A place past the active streams has the key UINT64_MAX, which never
+ * wins.
  */
 static __attribute__((noinline)) int next_batch(struct ingero_reader *r, const struct ingero_event **ev)
 {
 	const uint64_t *k0, *k1, *k2;
 	const struct ingero_event *a0, *a1, *a2;
-	uint64_t h0 = r->head[0], h1 = r->head[1], h2 = r->head[2];
+	unsigned p[MERGED];
+	uint64_t stop = merge_choose(r, p), h0 = r->head[p[0]], h1 = r->head[p[1]], h2 = r->head[p[2]];
 	uint32_t i0, i1, i2, e0, e1, e2, o = 0;
-	size_t best;
 
-	place_get(r, 0, &k0, &a0, &i0, &e0);
-	place_get(r, 1, &k1, &a1, &i1, &e1);
-	place_get(r, 2, &k2, &a2, &i2, &e2);
+	place_get(r, p[0], stop, &k0, &a0, &i0, &e0);
+	place_get(r, p[1], stop, &k1, &a1, &i1, &e1);
+	place_get(r, p[2], stop, &k2, &a2, &i2, &e2);
 	for (;;) {
-		size_t first = h1 < h0;
-		uint32_t s0, s1, s2;
+		size_t first = h1 < h0, best = h2 < (first ? h1 : h0) ? 2 : first;
+		uint32_t s0 = best == 0, s1 = best == 1, s2 = best == 2;
 
-		best = h2 < (first ? h1 : h0) ? 2 : first;
-		s0 = best == 0, s1 = best == 1, s2 = best == 2;
 		if ((s0 ? i0 : s1 ? i1 : i2) >= (s0 ? e0 : s1 ? e1 : e2))
 			break;
 		r->order[o++] = s0 ? a0 : s1 ? a1 : a2;
@@ -1412,11 +1480,11 @@ static __attribute__((noinline)) int next_batch(struct ingero_reader *r, const s
 		i0 += s0, i1 += s1, i2 += s2;
 		h0 = k0[i0], h1 = k1[i1], h2 = k2[i2];
 	}
-	place_put(r, 0, a0, i0, h0);
-	place_put(r, 1, a1, i1, h1);
-	place_put(r, 2, a2, i2, h2);
+	place_put(r, p[0], a0, i0, h0);
+	place_put(r, p[1], a1, i1, h1);
+	place_put(r, p[2], a2, i2, h2);
 	if (!o)
-		return next_slow(r, best, ev);
+		return next_one(r, ev);
 	*ev = r->order[0];
 	r->opos = 1;
 	r->oend = o;
@@ -1425,38 +1493,18 @@ static __attribute__((noinline)) int next_batch(struct ingero_reader *r, const s
 
 /*
  * The common case calls nothing, so that it saves no registers: the rest
- * is left to tail calls. Events merged ahead are handed out first; two or
- * three streams (the call, switch and wakeup streams) are merged ahead by
- * next_batch(). Otherwise the least key is found without a loop: one
- * stream's own, four (a recorded trace's task stream besides) with a
- * search of four. The stream's index is as wide as an address, so that it
- * indexes the heads and the cursors without being widened first.
+ * is left to tail calls. Events merged ahead are handed out first; the
+ * next ones are merged by next_batch().
  */
 int ingero_reader_next(struct ingero_reader *r, const struct ingero_event **ev)
 {
-	size_t best;
-	struct cursor *c;
-
 	if (__builtin_expect(r->opos < r->oend, 1)) {
 		*ev = r->order[r->opos++];
 		return 1;
 	}
-	if (r->nactive - 2 <= HEADS_FIXED - 2)
-		return next_batch(r, ev);
-	if (r->nactive == 4)
-		best = least4(r->head, 0);
-	else if (r->nactive == 1)
-		best = 0;
-	else if (!r->nactive)
+	if (__builtin_expect(!r->nactive, 0))
 		return next_first(r, ev);
-	else
-		best = least(r->head);
-	c = r->active[best];
-	if (c->i >= c->fast_end)
-		return next_slow(r, best, ev);
-	*ev = c->ev++;
-	r->head[best] = c->keys[++c->i];
-	return 1;
+	return next_batch(r, ev);
 }
 
 int ingero_reader_seek(struct ingero_reader *r, uint64_t ts)

@@ -31,6 +31,24 @@ static int read_all(struct ingero_reader *r, const struct ingero_event *want, si
 	return same && i == n && ret == st;
 }
 
+/* Reads the events of the streams in mask from key t, which must come back as they are in m, merged. */
+static void read_streams(struct ingero_reader *r, const struct ingero_event *m, size_t n, uint32_t mask, uint64_t t)
+{
+	struct ingero_event *sel = calloc(n, sizeof(*sel));
+	size_t k = 0, j, got;
+	int same;
+
+	for (j = 0; j < n; j++)
+		if (mask >> m[j].stream & 1 && ingero_event_key(&m[j]) >= t)
+			sel[k++] = m[j];
+	ingero_reader_seek(r, t);
+	ingero_reader_streams(r, mask);
+	same = read_all(r, sel, k, 0, &got);
+	ok(same, "streams 0x%x from %" PRIu64 " come back in merge order (%zu of %zu)",
+	   mask, t, got, k);
+	free(sel);
+}
+
 static void test_roundtrip(void)
 {
 	static const size_t counts[INGERO_NR_STREAMS] = { 40000, 50, 30000, 20000, 500, 20, 5 };
@@ -45,8 +63,12 @@ static void test_roundtrip(void)
 		1u << INGERO_STREAM_CALL | 1u << INGERO_STREAM_SWITCH | 1u << INGERO_STREAM_WAKEUP,
 		1u << INGERO_STREAM_CALL | 1u << INGERO_STREAM_SWITCH | 1u << INGERO_STREAM_WAKEUP,
 		1u << INGERO_STREAM_SWITCH | 1u << INGERO_STREAM_WAKEUP | 1u << INGERO_STREAM_TASK,
+		1u << INGERO_STREAM_CALL | 1u << INGERO_STREAM_SWITCH | 1u << INGERO_STREAM_WAKEUP |
+			1u << INGERO_STREAM_TASK,
+		1u << INGERO_STREAM_CALL | 1u << INGERO_STREAM_SWITCH | 1u << INGERO_STREAM_WAKEUP |
+			1u << INGERO_STREAM_TASK | 1u << INGERO_STREAM_LIB,
+		(1u << INGERO_NR_STREAMS) - 1,
 	};
-	struct ingero_event *sel;
 	size_t n, got, i;
 	int fd, same;
 
@@ -101,21 +123,9 @@ static void test_roundtrip(void)
 	}
 	ok(1, "seek landed right at 40 random times");
 
-	sel = calloc(n, sizeof(*sel));
-	/* some streams only, from the start and from a seek: one is read alone, two or three merged ahead */
-	for (i = 0; i < sizeof(masks) / sizeof(masks[0]); i++) {
-		uint64_t t = i % 2 ? ingero_event_key(&m[n / 3]) : 0;
-		size_t k = 0, j;
-
-		for (j = 0; j < n; j++)
-			if (masks[i] >> m[j].stream & 1 && ingero_event_key(&m[j]) >= t)
-				sel[k++] = m[j];
-		ingero_reader_seek(r, t);
-		ingero_reader_streams(r, masks[i]);
-		same = read_all(r, sel, k, 0, &got);
-		ok(same, "streams 0x%x from %" PRIu64 " come back in merge order (%zu of %zu)", masks[i], t, got, k);
-	}
-	free(sel);
+	/* some streams only, from the start and from a seek: one alone, up to three merged, more chosen from */
+	for (i = 0; i < sizeof(masks) / sizeof(masks[0]); i++)
+		read_streams(r, m, n, masks[i], i % 2 ? ingero_event_key(&m[n / 3]) : 0);
 	ingero_reader_close(r);
 
 	/* without the footer: found by scanning, same events, a clean end */
@@ -147,6 +157,32 @@ static void test_roundtrip(void)
 			ingero_reader_close(r);
 		}
 	}
+	close(fd);
+	free(m);
+	free(g.ev);
+}
+
+/* A coarse clock: keys shared within and across streams, equal keys coming back by stream number. */
+static void test_ties(void)
+{
+	static const size_t counts[INGERO_NR_STREAMS] = { 4000, 30, 4000, 4000, 3000, 10, 5 };
+	static const uint32_t masks[] = { 0x0d, 0x1d, 0x5d, 0x7f };
+	struct gen g;
+	struct ingero_reader *r;
+	struct ingero_event *m;
+	size_t n, i, ties = 0;
+	int fd;
+
+	gen_trace(&g, 11, counts, 1000000, 8000);
+	fd = gen_write(&g, &gen_header, 1);
+	m = gen_merged(&g, NULL, &n);
+	for (i = 1; i < n; i++)
+		ties += m[i].stream != m[i - 1].stream && ingero_event_key(&m[i]) == ingero_event_key(&m[i - 1]);
+	ok(ties > n / 10, "%zu of %zu events share their key with another stream's", ties, n);
+	r = reopen(fd);
+	for (i = 0; r && i < sizeof(masks) / sizeof(masks[0]); i++)
+		read_streams(r, m, n, masks[i], i % 2 ? ingero_event_key(&m[n / 2]) : 0);
+	ingero_reader_close(r);
 	close(fd);
 	free(m);
 	free(g.ev);
@@ -210,6 +246,7 @@ static void test_flush(void)
 int main(void)
 {
 	test_roundtrip();
+	test_ties();
 	test_writer_rules();
 	test_flush();
 	return done_testing();
