@@ -1,6 +1,7 @@
 /*
  * The trace format's benchmark on one core: a seeded synthetic mix of CUDA
- * calls, context switches and wakeups (mix.h), encoded, compressed and read back.
+ * calls, context switches, wakeups, tasks and libraries (mix.h), encoded,
+ * compressed and read back.
  * The writer is fed as the recorder feeds it: events made a chunk at a time
  * and added while they are in the cache; only the adds and the close are
  * timed. Prints a table, then one JSON line per figure.
@@ -113,8 +114,11 @@ int main(int argc, char **argv)
 	}
 	span_s = fed.n ? (fed.last - h.start_ns) / 1e9 : 0;
 
-	printf("format benchmark: %" PRIu64 " events (%.2f s of trace: %" PRIu64 " calls, %" PRIu64 " switches, %" PRIu64
-	       " wakeups), best of %d\n\n", fed.n, span_s, fed.per[0], fed.per[2], fed.per[3], rounds);
+	printf("format benchmark: %" PRIu64 " events in %.2f s of trace, best of %d; per stream:", fed.n, span_s, rounds);
+	for (s = 0; s < INGERO_NR_STREAMS; s++)
+		if (fed.per[s])
+			printf(" %s %" PRIu64, stream_names[s], fed.per[s]);
+	printf("\n\n");
 	printf("  %-28s %14.3f\n", "bytes per event", (double)size / fed.n);
 	printf("  %-28s %14.0f\n", "encode+compress events/s", fed.n / enc);
 	printf("  %-28s %14.0f\n", "decode events/s", fed.n / dec);
