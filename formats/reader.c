@@ -727,6 +727,11 @@ static void read_strings(struct ingero_reader *r)
 	}
 }
 
+/*
+ * Lists each stream's blocks up to the first damage. A stream's blocks
+ * follow one another in time: one that begins before the one before it
+ * ends is damage, which the time order of the events read stops at.
+ */
 static int setup_cursors(struct ingero_reader *r)
 {
 	uint32_t i;
@@ -740,6 +745,10 @@ static int setup_cursors(struct ingero_reader *r)
 		if (known < 0 || r->stream_of[known] != (int)b->stream)
 			continue;
 		c = &r->cur[known];
+		if (c->nblocks && b->first < r->blocks[c->blocks[c->nblocks - 1]].last)
+			set_error(r, b, "begins before its stream's previous block ends");
+		if (b->blockno >= r->limit)
+			continue;
 		if (!c->blocks && !(c->blocks = malloc(r->nblocks * sizeof(*c->blocks))))
 			return error_errno("cannot read '%s'", r->name);
 		c->blocks[c->nblocks++] = i;

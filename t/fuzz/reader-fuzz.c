@@ -1,4 +1,7 @@
-/* libFuzzer target: the trace reader on arbitrary bytes must neither crash, hang nor grow without bound. */
+/*
+ * libFuzzer target: the trace reader on arbitrary bytes must neither crash,
+ * hang nor grow without bound, and what it returns comes in time order.
+ */
 #include <stdint.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -26,6 +29,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ingero_reader_stats(r, &st);
 	/* everything, then a seek to the middle with a few streams: both paths of the merge */
 	for (pass = 0; pass < 2; pass++) {
+		uint64_t key = 0;
+		uint32_t stream = 0;
+
 		while (ingero_reader_next(r, &ev) == 1 && ++n < 4000000) {
 			const char *s = ev->stream == INGERO_STREAM_SWITCH ? ev->sw.next_comm :
 				ev->stream == INGERO_STREAM_LIB ? ev->lib.path : NULL;
@@ -33,6 +39,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			/* the strings must be readable */
 			while (s && *s)
 				s++;
+			/* by time, then stream */
+			if (ingero_event_key(ev) < key || (ingero_event_key(ev) == key && ev->stream < stream))
+				__builtin_trap();
+			key = ingero_event_key(ev);
+			stream = ev->stream;
 		}
 		ingero_reader_streams(r, 0x2d);
 		ingero_reader_seek(r, st.first_ns / 2 + st.last_ns / 2);

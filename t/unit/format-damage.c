@@ -69,6 +69,7 @@ struct result {
 	int ret;		/* of the last ingero_reader_next(); -2: the open failed */
 	size_t n, per[INGERO_NR_STREAMS];
 	int same;		/* the events were want[0..n) */
+	int ordered;		/* each came at or after the one before, by time, then stream */
 	char msg[256];
 };
 
@@ -77,9 +78,11 @@ static void read_back(int fd, const struct ingero_event *want, size_t nw, struct
 {
 	struct ingero_reader *r;
 	const struct ingero_event *ev;
+	uint64_t key = 0;
+	uint32_t stream = 0;
 
 	memset(res, 0, sizeof(*res));
-	res->same = 1;
+	res->same = res->ordered = 1;
 	error_quiet = 1;
 	r = ingero_reader_open_fd(fd, "cut");
 	error_quiet = 0;
@@ -89,6 +92,10 @@ static void read_back(int fd, const struct ingero_event *want, size_t nw, struct
 	}
 	while ((res->ret = ingero_reader_next(r, &ev)) == 1) {
 		res->same = res->same && res->n < nw && event_eq(ev, &want[res->n]);
+		res->ordered = res->ordered && (ingero_event_key(ev) > key ||
+						(ingero_event_key(ev) == key && ev->stream >= stream));
+		key = ingero_event_key(ev);
+		stream = ev->stream;
 		res->per[ev->stream]++;
 		res->n++;
 	}
@@ -194,27 +201,44 @@ static uint8_t *section_of(size_t f, size_t *len)
 	return plain;
 }
 
+/* A frame's new section. */
+struct patch {
+	size_t f, len;
+	const uint8_t *plain;
+};
+
 /*
- * A memfd of the file with frame f's section replaced by plain[0..len),
+ * A memfd of the file with the np patched frames' sections replaced,
  * compressed again, and without its footer, so that the blocks are found
  * by scanning.
  */
-static int spliced_with(size_t f, const uint8_t *plain, size_t len)
+static int spliced(const struct patch *pt, size_t np)
 {
-	uint8_t *packed = malloc(ZSTD_compressBound(len)), *spliced;
-	size_t newlen = ZSTD_compress(packed, ZSTD_compressBound(len), plain, len, 1), i;
+	size_t k, f, i = 0, more = 0;
+	uint8_t *out;
 	int fd;
 
-	spliced = malloc(size + newlen);
-	memcpy(spliced, file, frames[f].off);
-	memcpy(spliced + frames[f].off, packed, newlen);
-	i = frames[f].off + newlen;
-	memcpy(spliced + i, file + frames[f].end, frames[nframes - 1].off - frames[f].end);
-	i += frames[nframes - 1].off - frames[f].end;
-	fd = memfd_of(spliced, i);
-	free(packed);
-	free(spliced);
+	for (k = 0; k < np; k++)
+		more += ZSTD_compressBound(pt[k].len);
+	out = malloc(size + more);
+	for (f = 0; f < nframes - 1; f++) {
+		for (k = 0; k < np && pt[k].f != f; k++)
+			;
+		if (k < np) {
+			i += ZSTD_compress(out + i, ZSTD_compressBound(pt[k].len), pt[k].plain, pt[k].len, 1);
+		} else {
+			memcpy(out + i, file + frames[f].off, frames[f].end - frames[f].off);
+			i += frames[f].end - frames[f].off;
+		}
+	}
+	fd = memfd_of(out, i);
+	free(out);
 	return fd;
+}
+
+static int spliced_with(size_t f, const uint8_t *plain, size_t len)
+{
+	return spliced(&(struct patch){ f, len, plain }, 1);
 }
 
 /* A section changed before compression is caught by its CRC32C alone. */
@@ -280,6 +304,42 @@ static void test_columns(const struct gen *g)
 	   caught, read);
 	free(full);
 }
+/*
+ * Two blocks of the calls swap their contents, each sealed under its own
+ * number: each reads well alone, but the stream's times fall back at the
+ * second, where the reader stops, the events before it in time order.
+ */
+static void test_swapped(void)
+{
+	size_t f, f1, f2, len1, len2, before = 0;
+	uint8_t *plain1, *plain2;
+	struct result res;
+	char expect[128];
+	int fd;
+
+	for (f1 = 1; frames[f1].tag != TAG_BLOCK || frames[f1].stream != INGERO_STREAM_CALL; f1++)
+		;
+	for (f2 = f1 + 1; frames[f2].tag != TAG_BLOCK || frames[f2].stream != INGERO_STREAM_CALL; f2++)
+		;
+	for (f = 0; f < f2; f++)
+		before += frames[f].tag == TAG_BLOCK ? frames[f].count : 0;
+	plain1 = section_of(f1, &len1);
+	plain2 = section_of(f2, &len2);
+	section_seal(plain1, TAG_BLOCK, (uint32_t)(len1 - SECTION_HEADER_SIZE), (uint32_t)f2);
+	section_seal(plain2, TAG_BLOCK, (uint32_t)(len2 - SECTION_HEADER_SIZE), (uint32_t)f1);
+	fd = spliced((struct patch[]){ { f1, len2, plain2 }, { f2, len1, plain1 } }, 2);
+	read_back(fd, NULL, 0, &res);
+	close(fd);
+	snprintf(expect, sizeof(expect), "block %zu at offset ", f2);
+	ok(res.ret == -1 && res.ordered && res.n == before - frames[f1].count + frames[f2].count &&
+	   !strncmp(res.msg, expect, strlen(expect)) &&
+	   strstr(res.msg, ": begins before its stream's previous block ends"),
+	   "a stream's blocks out of time order: the %zu events before the second read in order, then '%s'",
+	   res.n, res.msg);
+	free(plain1);
+	free(plain2);
+}
+
 /* A trace of another major version (the header's u16 at 8) is refused at open, in one line that names both. */
 static void test_version(void)
 {
@@ -326,6 +386,7 @@ int main(void)
 	test_cuts(&g);
 	test_flips(&g);
 	test_checksum();
+	test_swapped();
 	test_columns(&g);
 	test_version();
 	free(file);
