@@ -1165,16 +1165,25 @@ fields_fill(const struct ingero_reader *r, const struct cursor *c, struct ingero
 	}
 }
 
-/* The switches' idle tasks that the writer left unnamed (see switch_as_written()) get their names back. */
+/* comm, or idle where the task is 0 and unnamed: or-ed in, as comm is then NULL. */
+static inline const char *comm_or_idle(const char *comm, uint32_t tid, uintptr_t idle)
+{
+	return (const char *)((uintptr_t)comm | (idle & -(uintptr_t)(!tid & !comm)));
+}
+
+/*
+ * The switches' idle tasks that the writer left unnamed (see
+ * switch_as_written()) get their names back, without a branch: which
+ * switches are to or from idle follows no pattern a branch would learn.
+ */
 static void idle_comms_restore(const struct ingero_reader *r, struct ingero_event *ev, uint32_t m)
 {
 	for (; m--; ev++) {
-		if (ev->sw.cpu >= r->nidle)
-			continue;
-		if (!ev->sw.next_tid && !ev->sw.next_comm)
-			ev->sw.next_comm = r->idle[ev->sw.cpu];
-		if (!ev->sw.prev_tid && !ev->sw.prev_comm)
-			ev->sw.prev_comm = r->idle[ev->sw.cpu];
+		uint32_t cpu = ev->sw.cpu, known = cpu < r->nidle;
+		uintptr_t idle = (uintptr_t)r->idle[known ? cpu : 0] & -(uintptr_t)known;
+
+		ev->sw.next_comm = comm_or_idle(ev->sw.next_comm, ev->sw.next_tid, idle);
+		ev->sw.prev_comm = comm_or_idle(ev->sw.prev_comm, ev->sw.prev_tid, idle);
 	}
 }
 
