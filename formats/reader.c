@@ -1430,6 +1430,16 @@ static inline __attribute__((always_inline)) uint64_t merge_choose(const struct 
 	return stop;
 }
 
+/*
+ * Active stream j's next chunk, where the merge used up the last: the
+ * event returned last may be overwritten, as the caller is done with it.
+ */
+static inline __attribute__((always_inline)) void chunk_ready(const struct ingero_reader *r, unsigned j)
+{
+	if (j < r->nactive && r->active[j]->i >= r->active[j]->chunk_end)
+		chunk_fill(r, r->active[j]);
+}
+
 /* A place past the active streams: its key never wins, so its event is never taken. */
 static const uint64_t no_key = UINT64_MAX;
 static const struct ingero_event no_event;
@@ -1471,10 +1481,10 @@ place_put(struct ingero_reader *r, unsigned j, const struct ingero_event *at, ui
  * other stream's head: each stream's place (its next key, event and index)
  * stays in registers, so that the next least key waits only for the load
  * of the key after the one taken. The first is returned, the rest wait in
- * r->order. A stream that needs its slow path, or reaches the head of a
- * stream left out, stops the merge; with nothing merged, next_one() goes
- * on. A place past the active streams has the key UINT64_MAX, which never
- * wins.
+ * r->order. A stream at its block's last event, at its chunk's end, or at
+ * the head of a stream left out stops the merge; the chunks used up are
+ * filled on at the next. With nothing merged, next_one() goes on. A place
+ * past the active streams has the key UINT64_MAX, which never wins.
  */
 static __attribute__((noinline)) int next_batch(struct ingero_reader *r, const struct ingero_event **ev)
 {
@@ -1484,6 +1494,9 @@ static __attribute__((noinline)) int next_batch(struct ingero_reader *r, const s
 	uint64_t stop = merge_choose(r, p), h0 = r->head[p[0]], h1 = r->head[p[1]], h2 = r->head[p[2]];
 	uint32_t i0, i1, i2, e0, e1, e2, o = 0;
 
+	chunk_ready(r, p[0]);
+	chunk_ready(r, p[1]);
+	chunk_ready(r, p[2]);
 	place_get(r, p[0], stop, &k0, &a0, &i0, &e0);
 	place_get(r, p[1], stop, &k1, &a1, &i1, &e1);
 	place_get(r, p[2], stop, &k2, &a2, &i2, &e2);
