@@ -1321,6 +1321,16 @@ static __attribute__((noinline)) void active_next_block(struct ingero_reader *r,
 }
 
 /*
+ * Active stream j's next chunk, where its events taken used up the last:
+ * the event returned last may be overwritten, as the caller is done with it.
+ */
+static inline __attribute__((always_inline)) void chunk_ready(const struct ingero_reader *r, unsigned j)
+{
+	if (j < r->nactive && r->active[j]->i >= r->active[j]->chunk_end)
+		chunk_fill(r, r->active[j]);
+}
+
+/*
  * The next event of stream best, when it needs a new chunk or is its
  * block's last; what ingero_reader_next() returns.
  */
@@ -1329,8 +1339,7 @@ static __attribute__((noinline)) int next_slow(struct ingero_reader *r, unsigned
 {
 	struct cursor *c = r->active[best];
 
-	if (c->i >= c->chunk_end)
-		chunk_fill(r, c);
+	chunk_ready(r, best);
 	*ev = c->ev++;
 	if (++c->i < c->n)
 		r->head[best] = c->keys[c->i];
@@ -1428,16 +1437,6 @@ static inline __attribute__((always_inline)) uint64_t merge_choose(const struct 
 		for (k = j; k > 0 && pick[k] < pick[k - 1]; k--)
 			pick_swap(pick, k);
 	return stop;
-}
-
-/*
- * Active stream j's next chunk, where the merge used up the last: the
- * event returned last may be overwritten, as the caller is done with it.
- */
-static inline __attribute__((always_inline)) void chunk_ready(const struct ingero_reader *r, unsigned j)
-{
-	if (j < r->nactive && r->active[j]->i >= r->active[j]->chunk_end)
-		chunk_fill(r, r->active[j]);
 }
 
 /* A place past the active streams: its key never wins, so its event is never taken. */

@@ -38,6 +38,12 @@ static inline uint64_t ingero_event_key(const struct ingero_event *ev)
 		ev->call.end_ns : ev->ts;
 }
 
+/* Whether ev may follow an event of key and stream from a reader: by key, a tie going to the lower stream. */
+static inline int ingero_event_follows(const struct ingero_event *ev, uint64_t key, uint32_t stream)
+{
+	return ingero_event_key(ev) > key || (ingero_event_key(ev) == key && ev->stream >= stream);
+}
+
 struct ingero_writer;
 
 /* Writes the header to fd; free with ingero_writer_close(). NULL and errno on failure. */

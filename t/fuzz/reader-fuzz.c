@@ -40,7 +40,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			while (s && *s)
 				s++;
 			/* by time, then stream */
-			if (ingero_event_key(ev) < key || (ingero_event_key(ev) == key && ev->stream < stream))
+			if (!ingero_event_follows(ev, key, stream))
 				__builtin_trap();
 			key = ingero_event_key(ev);
 			stream = ev->stream;

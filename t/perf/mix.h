@@ -120,7 +120,7 @@ static void mix_start(struct mix *m)
 	struct ingero_event *e;
 	uint32_t i;
 
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < sizeof(libs) / sizeof(*libs); i++) {
 		e = mix_push(m, INGERO_STREAM_LIB, MIX_START_NS - 2000000 + i * 300000);
 		e->lib = (struct ingero_lib){ .id = i, .probes = i ? 180 : 420, .path = libs[i], .build_id = "" };
 	}

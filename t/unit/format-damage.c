@@ -92,8 +92,7 @@ static void read_back(int fd, const struct ingero_event *want, size_t nw, struct
 	}
 	while ((res->ret = ingero_reader_next(r, &ev)) == 1) {
 		res->same = res->same && res->n < nw && event_eq(ev, &want[res->n]);
-		res->ordered = res->ordered && (ingero_event_key(ev) > key ||
-						(ingero_event_key(ev) == key && ev->stream >= stream));
+		res->ordered = res->ordered && ingero_event_follows(ev, key, stream);
 		key = ingero_event_key(ev);
 		stream = ev->stream;
 		res->per[ev->stream]++;
@@ -304,6 +303,7 @@ static void test_columns(const struct gen *g)
 	   caught, read);
 	free(full);
 }
+
 /*
  * Two blocks of the calls swap their contents, each sealed under its own
  * number: each reads well alone, but the stream's times fall back at the
