@@ -109,7 +109,7 @@ extern const struct stream_def stream_defs[INGERO_NR_STREAMS];
 /*
  * The name Linux gives each CPU's idle task (tid 0), "swapper/CPU": a
  * switch keeps it as the null string, for the CPUs below the header's
- * number and IDLE_CPUS_MAX. A table of that many names, or NULL with
+ * number and IDLE_CPUS_MAX. A table of that many names, NUL-padded, or NULL with
  * errno; the caller frees it.
  */
 #define IDLE_CPUS_MAX 8192

@@ -114,7 +114,7 @@ int ingero_stream_by_name(const char *name)
 char (*idle_comms_new(uint32_t ncpus))[INGERO_COMM_LEN]
 {
 	uint32_t n = idle_cpus(ncpus), cpu;
-	char (*names)[INGERO_COMM_LEN] = malloc((n ? n : 1) * sizeof(*names));
+	char (*names)[INGERO_COMM_LEN] = calloc(n ? n : 1, sizeof(*names));
 
 	for (cpu = 0; names && cpu < n; cpu++)
 		snprintf(names[cpu], sizeof(names[cpu]), "swapper/%u", cpu);

@@ -8,6 +8,9 @@
 #include <unistd.h>
 #include <zstd.h>
 #include <zstd_errors.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #include "format.h"
 #include "../lib/error.h"
 #include "../lib/trace.h"
@@ -51,12 +54,17 @@ struct strtab {
 
 /*
  * The id a string column had last for a key (its thread, mostly): a thread's
- * comm seldom changes, so one strcmp usually stands in for hash and probe.
+ * comm seldom changes, so one compare usually stands in for hash and probe.
+ * The slot keeps the string's first STRCACHE_HEAD bytes, a comm and its NUL,
+ * so that the compare reads no string table.
  */
 #define STRCACHE_SLOTS 1024
+#define STRCACHE_HEAD 16
+_Static_assert(STRCACHE_HEAD == INGERO_COMM_LEN, "a slot's head holds a comm, as the idle tasks' names are kept");
 struct strcache_slot {
 	uint64_t key;
 	uint32_t id, col;	/* col: stream << 8 | column, + 1; 0 is empty */
+	char head[STRCACHE_HEAD];	/* NUL-padded; the whole string when it ends within */
 };
 
 /*
@@ -121,7 +129,7 @@ struct ingero_writer {
 	struct stream_buf s[INGERO_NR_STREAMS];
 	struct strtab strings;
 	struct strcache_slot strcache[STRCACHE_SLOTS];
-	char (*idle)[INGERO_COMM_LEN];	/* idle_comms_new(), nidle of them */
+	char (*idle)[STRCACHE_HEAD];	/* idle_comms_new(), nidle of them */
 	uint32_t nidle;
 	uint32_t strings_written;
 	struct buf sec, out;
@@ -240,19 +248,78 @@ static struct strcache_slot *strcache_slot(struct ingero_writer *w, uint32_t col
 	return e;
 }
 
-/* The id of string column col (strcache_col()) for an event whose key column holds key. */
-static int64_t strcache_intern(struct ingero_writer *w, uint32_t col, uint64_t key, const char *str)
+/* Keeps string id of t in slot e: the id, and the head that a compare reads. */
+static void strcache_keep(struct strcache_slot *e, const struct strtab *t, uint32_t id)
+{
+	uint32_t len = strtab_len(t, id);
+
+	memset(e->head, 0, sizeof(e->head));
+	memcpy(e->head, t->bytes.data + t->off[id - 1], len < sizeof(e->head) ? len : sizeof(e->head));
+	e->id = id;
+}
+
+/*
+ * Whether str is the string whose first STRCACHE_HEAD bytes, NUL-padded,
+ * are head: 1 or 0, or -1 where head does not end within them. str is read
+ * 16 bytes at once, past its end but not past its page, as strlen reads
+ * it: no address check for that.
+ */
+#if defined(__SSE2__)
+static inline __attribute__((no_sanitize_address)) int head_match(const char *head, const char *str)
+{
+	__m128i h = _mm_loadu_si128((const __m128i *)head);
+	unsigned differ, end = _mm_movemask_epi8(_mm_cmpeq_epi8(h, _mm_setzero_si128()));
+
+	if (!end)
+		return -1;
+	if (((uintptr_t)str & 4095) > 4096 - STRCACHE_HEAD)
+		return !strcmp(head, str);
+	differ = ~_mm_movemask_epi8(_mm_cmpeq_epi8(h, _mm_loadu_si128((const __m128i *)str)));
+	/* equal up to and including head's NUL */
+	return !(differ & (end ^ (end - 1)));
+}
+#else
+static int head_match(const char *head, const char *str)
+{
+	return memchr(head, 0, STRCACHE_HEAD) ? !strcmp(head, str) : -1;
+}
+#endif
+
+/* Whether str is the string slot e keeps. */
+static int strcache_holds(const struct strcache_slot *e, const struct strtab *t, const char *str)
+{
+	int match = head_match(e->head, str);
+
+	return match >= 0 ? match : !strcmp((const char *)t->bytes.data + t->off[e->id - 1], str);
+}
+
+/* Tells the cache of string column col (strcache_col()) for key what slot from holds: its likely next value. */
+static void strcache_feed(struct ingero_writer *w, uint32_t col, uint64_t key, const struct strcache_slot *from)
+{
+	struct strcache_slot kept = *from;	/* from may be the slot that key's takes */
+	struct strcache_slot *to = strcache_slot(w, col, key);
+
+	to->id = kept.id;
+	memcpy(to->head, kept.head, sizeof(to->head));
+}
+
+/* The slot of string column col (strcache_col()) for an event whose key column holds key, with str's id; NULL on failure. */
+static struct strcache_slot *strcache_intern(struct ingero_writer *w, uint32_t col, uint64_t key, const char *str)
 {
 	struct strcache_slot *e = strcache_slot(w, col, key);
 	int64_t id;
 
-	if (!str)
-		return 0;
-	if (e->id && !strcmp((char *)w->strings.bytes.data + w->strings.off[e->id - 1], str))
-		return e->id;
-	if ((id = strtab_intern(&w->strings, str)) > 0)
-		e->id = (uint32_t)id;
-	return id;
+	if (!str) {
+		e->id = 0;
+		memset(e->head, 0, sizeof(e->head));
+		return e;
+	}
+	if (e->id && strcache_holds(e, &w->strings, str))
+		return e;
+	if ((id = strtab_intern(&w->strings, str)) < 0)
+		return NULL;
+	strcache_keep(e, &w->strings, (uint32_t)id);
+	return e;
 }
 
 static void strtab_release(struct strtab *t)
@@ -719,7 +786,8 @@ static int stream_alloc(struct stream_buf *sb, unsigned s)
 	}
 	for (f = sb->strings; f < sb->strings + sb->nstrings; f++)
 		for (c = 0; c < sd->ncols; c++)
-			if (sd->cols[c].type == TYPE_STRING && sd->cols[c].src == f->col && sd->cols[c].key != COL_NONE) {
+			if (sd->cols[c].type == TYPE_STRING && sd->cols[c].src == f->col && sd->cols[c].key != COL_NONE &&
+			    f->key) {
 				f->feed_cache = strcache_col(s, c);
 				f->feed_key = &sd->cols[sd->cols[c].key];
 			}
@@ -775,8 +843,8 @@ static const struct ingero_event *switch_as_written(const struct ingero_writer *
 						    struct ingero_event *plain)
 {
 	const char *idle = w->idle[ev->sw.cpu];
-	int next = !ev->sw.next_tid && ev->sw.next_comm && !strcmp(ev->sw.next_comm, idle);
-	int prev = !ev->sw.prev_tid && ev->sw.prev_comm && !strcmp(ev->sw.prev_comm, idle);
+	int next = !ev->sw.next_tid && ev->sw.next_comm && head_match(idle, ev->sw.next_comm) > 0;
+	int prev = !ev->sw.prev_tid && ev->sw.prev_comm && head_match(idle, ev->sw.prev_comm) > 0;
 
 	if (!next && !prev)
 		return ev;
@@ -826,14 +894,20 @@ int ingero_writer_add(struct ingero_writer *w, const struct ingero_event *ev)
 	/* backwards, so that a column reads its cache before its source's value of this event feeds it */
 	for (end = sb->strings, f = end + sb->nstrings; f-- > end;) {
 		const char *str = *(const char *const *)((const char *)ev + f->off);
-		int64_t id = f->key ? strcache_intern(w, f->cache, key_value(ev, f->key), str) :
-			strtab_intern(&w->strings, str);
+		const struct strcache_slot *e;
+		int64_t id;
 
-		if (id < 0)
+		if (!f->key) {
+			if ((id = strtab_intern(&w->strings, str)) < 0)
+				goto fail;
+			f->vals[i] = (uint64_t)id;
+			continue;
+		}
+		if (!(e = strcache_intern(w, f->cache, key_value(ev, f->key), str)))
 			goto fail;
-		f->vals[i] = (uint64_t)id;
+		f->vals[i] = e->id;
 		if (f->feed_key)
-			strcache_slot(w, f->feed_cache, key_value(ev, f->feed_key))->id = (uint32_t)id;
+			strcache_feed(w, f->feed_cache, key_value(ev, f->feed_key), e);
 	}
 	if (!i)
 		sb->first = key;

@@ -188,6 +188,56 @@ static void test_ties(void)
 	free(g.ev);
 }
 
+/*
+ * The comms of one thread that change from event to event: names alike in
+ * their first 16 bytes, or longer than a comm, and one that ends on the
+ * last byte before a page that cannot be read, all come back as written.
+ */
+static void test_comm_changes(void)
+{
+	static const char *const names[] = {
+		"a-thread-name-longer", "a-thread-name-longer-still", "a-thread-name-lo", "a-thread-name-l",
+		"python3", "", "a-thread-name-lo", "python3",
+	};
+	enum { NNAMES = sizeof(names) / sizeof(names[0]), EDGE = NNAMES, NEVENTS = 3 * (NNAMES + 1) };
+	long page = sysconf(_SC_PAGESIZE);
+	char *map = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *edge = map + page - sizeof("python3");
+	struct ingero_event ev[NEVENTS];
+	const struct ingero_event *got;
+	struct ingero_writer *w;
+	struct ingero_reader *r;
+	size_t i, n = 0;
+	int fd = memfd_create("trace", 0), same = 1;
+
+	strcpy(edge, "python3");
+	mprotect(map + page, page, PROT_NONE);
+	for (i = 0; i < NEVENTS; i++) {
+		const char *comm = i % (NNAMES + 1) == EDGE ? edge : names[i % (NNAMES + 1)];
+
+		ev[i] = (struct ingero_event){ .ts = 1000 + i, .stream = i <= NNAMES ? INGERO_STREAM_SWITCH :
+					       INGERO_STREAM_WAKEUP };
+		if (ev[i].stream == INGERO_STREAM_SWITCH)
+			ev[i].sw = (struct ingero_switch){ .cpu = 1, .prev_tid = 7, .next_tid = 7,
+							   .prev_comm = comm, .next_comm = comm };
+		else
+			ev[i].wakeup = (struct ingero_wakeup){ .cpu = 1, .waker_tid = 8, .wakee_tid = 7,
+							       .wakee_comm = comm };
+	}
+	w = ingero_writer_new(fd, &gen_header);
+	for (i = 0; w && i < NEVENTS; i++)
+		if (ingero_writer_add(w, &ev[i]))
+			break;
+	ok(w && i == NEVENTS && !ingero_writer_close(w), "a thread's %d changing comms are written", NEVENTS);
+	r = reopen(fd);
+	while (r && ingero_reader_next(r, &got) == 1 && n < NEVENTS)
+		same &= event_eq(got, &ev[n++]);
+	ok(r && same && n == NEVENTS, "and come back as written (%zu of %d)", n, NEVENTS);
+	ingero_reader_close(r);
+	close(fd);
+	munmap(map, 2 * page);
+}
+
 static void test_writer_rules(void)
 {
 	int fd = memfd_create("trace", 0);
@@ -247,6 +297,7 @@ int main(void)
 {
 	test_roundtrip();
 	test_ties();
+	test_comm_changes();
 	test_writer_rules();
 	test_flush();
 	return done_testing();
