@@ -85,7 +85,6 @@ int column_scratch_init(struct column_scratch *s, int encode, uint32_t most)
 	if (encode) {
 		s->dict_key = malloc(m * sizeof(*s->dict_key));
 		s->dict_code = malloc(m * sizeof(*s->dict_code));
-		s->recent = malloc(m * sizeof(*s->recent));
 		s->slots = malloc(DICT_SLOTS(m) * sizeof(*s->slots));
 		s->direct = calloc(DIRECT_VALUES, sizeof(*s->direct));
 	} else {
@@ -93,7 +92,7 @@ int column_scratch_init(struct column_scratch *s, int encode, uint32_t most)
 		s->pool = malloc(KEY_POOL(m) * sizeof(*s->pool));
 	}
 	if (!s->codes || !s->last || !s->dict || !s->start || !s->perm || !s->grouped ||
-	    (encode ? !s->dict_key || !s->dict_code || !s->recent || !s->slots || !s->direct : !s->keys || !s->pool)) {
+	    (encode ? !s->dict_key || !s->dict_code || !s->slots || !s->direct : !s->keys || !s->pool)) {
 		column_scratch_release(s);
 		return error_errno("cannot allocate column buffers");
 	}
@@ -107,7 +106,6 @@ void column_scratch_release(struct column_scratch *s)
 	free(s->dict);
 	free(s->dict_key);
 	free(s->dict_code);
-	free(s->recent);
 	free(s->slots);
 	free(s->direct);
 	free(s->keys);
@@ -822,21 +820,28 @@ static inline uint32_t hash64(uint64_t v)
 static inline __attribute__((always_inline)) uint32_t
 dict_slot(const struct column_scratch *s, uint64_t v, uint32_t key, int keyed)
 {
-	uint32_t h = hash64(v ^ (uint64_t)key * 0xff51afd7ed558ccdull) & s->mask, e;
+	uint32_t h = hash64(v ^ (uint64_t)key * 0xff51afd7ed558ccdull) & s->mask;
 
-	while ((e = s->slots[h]) && (s->dict[e - 1] != v || (keyed && s->dict_key[e - 1] != key)))
+	while (s->slots[h].e && (s->slots[h].v != v || (keyed && s->slots[h].key != key)))
 		h = (h + 1) & s->mask;
 	return h;
 }
 
-static void dict_grow(struct column_scratch *s, uint32_t nd)
+/* Puts entry e (from 0) in slot h. */
+static inline void dict_put(struct column_scratch *s, uint32_t h, uint32_t e)
+{
+	s->slots[h] = (struct dict_slot){ s->dict[e], e + 1, (uint16_t)s->dict_key[e], (uint16_t)s->dict_code[e] };
+}
+
+/* Doubles the hash table of the dictionary's nd entries. */
+static void dict_grow(struct column_scratch *s, uint32_t nd, int keyed)
 {
 	uint32_t e;
 
 	s->mask = 2 * s->mask + 1;
 	memset(s->slots, 0, (s->mask + 1) * sizeof(*s->slots));
 	for (e = 0; e < nd; e++)
-		s->slots[dict_slot(s, s->dict[e], s->dict_key[e], 1)] = e + 1;
+		dict_put(s, dict_slot(s, s->dict[e], s->dict_key[e], keyed), e);
 }
 
 /* Adds (v, key) as entry nd of the dictionary. */
@@ -873,46 +878,51 @@ dict_direct(struct column_scratch *s, const uint32_t *direct, uint32_t stamp, ui
 	return d & 0xffff;
 }
 
-/* The entry + 1 of (v, key) from the dictionary's hash table, where it is added if new. */
-static inline __attribute__((always_inline)) uint32_t
+/* Adds (v, key) to the dictionary as entry nd; out of the loop, as few values are new. */
+static __attribute__((noinline)) struct dict_slot dict_hashed_add(struct column_scratch *s, uint32_t h, uint64_t v,
+								  uint32_t key, uint32_t *nd, int keyed)
+{
+	dict_add(s, v, key, *nd, keyed);
+	dict_put(s, h, (*nd)++);
+	if (2 * *nd > s->mask + 1) {
+		dict_grow(s, *nd, keyed);
+		h = dict_slot(s, v, key, keyed);
+	}
+	return s->slots[h];
+}
+
+/* The slot of (v, key) in the dictionary's hash table, where it is added if new. */
+static inline __attribute__((always_inline)) struct dict_slot
 dict_hashed(struct column_scratch *s, uint64_t v, uint32_t key, uint32_t *nd, int keyed)
 {
-	uint32_t h = dict_slot(s, v, key, keyed), e = s->slots[h];
+	uint32_t h = dict_slot(s, v, key, keyed);
 
-	if (!e) {
-		dict_add(s, v, key, *nd, keyed);
-		s->slots[h] = e = ++*nd;
-		if (2 * *nd > s->mask + 1)
-			dict_grow(s, *nd);
-	}
-	return e;
+	if (__builtin_expect(!s->slots[h].e, 0))
+		return dict_hashed_add(s, h, v, key, nd, keyed);
+	return s->slots[h];
 }
 
 /*
  * dict_build's loop, inlined with keyed known so that an unkeyed column
- * neither compares nor counts keys. A keyed column tries its key's last
- * value first: most of a call's arguments are those of the API's call before.
+ * neither compares nor counts keys.
  */
 static inline __attribute__((always_inline)) uint32_t
 dict_loop(const uint64_t *restrict v, const uint16_t *restrict k, uint32_t n, struct column_scratch *s,
 	  uint16_t *restrict idx, int keyed)
 {
 	uint64_t *restrict codes = s->codes;
-	uint32_t *restrict recent = s->recent;
 	const uint32_t *direct = s->direct;
 	uint32_t i, nd = 0, stamp = s->stamp;
 
 	for (i = 0; i < n; i++) {
 		if (keyed) {
-			uint32_t e = recent[k[i]];
+			struct dict_slot e = dict_hashed(s, v[i], k[i], &nd, 1);
 
-			if (!e || s->dict[e - 1] != v[i])
-				e = recent[k[i]] = dict_hashed(s, v[i], k[i], &nd, 1);
-			codes[i] = s->dict_code[e - 1];
-			idx[i] = e - 1;
+			codes[i] = e.code;
+			idx[i] = e.e - 1;
 		} else {
 			uint32_t entry = v[i] < DIRECT_VALUES ? dict_direct(s, direct, stamp, v[i], &nd) :
-				dict_hashed(s, v[i], 0, &nd, 0) - 1;
+				dict_hashed(s, v[i], 0, &nd, 0).e - 1;
 
 			codes[i] = idx[i] = entry;
 		}
@@ -959,7 +969,6 @@ static uint32_t dict_build(const uint64_t *v, const uint16_t *k, uint32_t keyn, 
 		return nd;
 	}
 	memset(s->last, 0, keyn * sizeof(*s->last));
-	memset(s->recent, 0, keyn * sizeof(*s->recent));
 	nd = dict_loop(v, k, n, s, idx, 1);
 	st->max = dict_max_code(s, keyn, nd, 1);
 	return nd;

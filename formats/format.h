@@ -156,6 +156,17 @@ struct key_entries {
 };
 
 /* Column codecs (formats/columns.c): vals[n] <-> the column record at out. */
+/*
+ * A dictionary entry in its hash table, with what a lookup wants of it, so
+ * that a probe reads one place: value, key index, entry + 1 (0: the slot is
+ * empty) and code.
+ */
+struct dict_slot {
+	uint64_t v;
+	uint32_t e;
+	uint16_t key, code;
+};
+
 struct column_scratch {
 	uint64_t *codes;	/* a block's events each, at most (column_scratch_init()) */
 	/* per key index: the source column's last value, or (encode) a keyed dictionary's count of values */
@@ -163,8 +174,8 @@ struct column_scratch {
 	uint64_t *dict;		/* the dictionary's values */
 	/* encode: the key index and the code of each entry */
 	uint32_t *dict_key, *dict_code;
-	uint32_t *recent;	/* encode: per key index, the entry + 1 of its last value, 0 none yet */
-	uint32_t *slots, mask;	/* encode: the dictionary's hash table of entry + 1, 0 empty */
+	struct dict_slot *slots;	/* encode: the dictionary's hash table */
+	uint32_t mask;
 	/* encode, by small value: the stamp of the build that set it (high 16 bits) and the entry */
 	uint32_t *direct, stamp;
 	/* decode: per key index, its entries in the pool */
