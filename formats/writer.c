@@ -53,19 +53,31 @@ struct strtab {
 };
 
 /*
- * The id a string column had last for a key (its thread, mostly): a thread's
- * comm seldom changes, so one compare usually stands in for hash and probe.
- * The slot keeps the string's first STRCACHE_HEAD bytes, a comm and its NUL,
- * so that the compare reads no string table.
+ * The id of the comm a thread had last, in whatever stream and column: a
+ * thread's comm seldom changes, so one compare usually stands in for hash
+ * and probe. The slot keeps the string's first STRCACHE_HEAD bytes, a comm
+ * and its NUL, so that the compare reads no string table.
  */
-#define STRCACHE_SLOTS 1024
+#define STRCACHE_BITS 10
 #define STRCACHE_HEAD 16
 _Static_assert(STRCACHE_HEAD == INGERO_COMM_LEN, "a slot's head holds a comm, as the idle tasks' names are kept");
 struct strcache_slot {
-	uint64_t key;
-	uint32_t id, col;	/* col: stream << 8 | column, + 1; 0 is empty */
+	uint32_t tid, id;	/* id 0: empty */
 	char head[STRCACHE_HEAD];	/* NUL-padded; the whole string when it ends within */
 };
+
+#define EV(f) ((uint16_t)offsetof(struct ingero_event, f))
+/* The string fields that are a thread's comm, and the field of that thread's id. */
+static const struct comm_field {
+	uint16_t stream, comm, tid;
+} comm_fields[] = {
+	{ INGERO_STREAM_SWITCH, EV(sw.prev_comm), EV(sw.prev_tid) },
+	{ INGERO_STREAM_SWITCH, EV(sw.next_comm), EV(sw.next_tid) },
+	{ INGERO_STREAM_WAKEUP, EV(wakeup.wakee_comm), EV(wakeup.wakee_tid) },
+	{ INGERO_STREAM_TASK, EV(task.comm), EV(task.tid) },
+};
+#undef EV
+#define NO_TID 0xffff
 
 /*
  * A stream's events are kept as they come, this many, then moved into their
@@ -96,15 +108,8 @@ struct wfield {
  */
 struct wstring {
 	uint64_t *vals;
-	const struct column_def *key;	/* its key column, or NULL */
-	/*
-	 * The string column predicted from this one, and its key column: its
-	 * cache is told this one's id, its likely next value (as a CPU's next
-	 * comm is the comm that next leaves it).
-	 */
-	const struct column_def *feed_key;
-	uint32_t cache, feed_cache;	/* the columns' strcache_col() */
-	uint16_t off, col;
+	uint16_t off;
+	uint16_t tid;	/* for a comm, its thread's field; else NO_TID */
 };
 
 struct stream_buf {
@@ -128,7 +133,7 @@ struct ingero_writer {
 	uint64_t checkpoint_ns, total;
 	struct stream_buf s[INGERO_NR_STREAMS];
 	struct strtab strings;
-	struct strcache_slot strcache[STRCACHE_SLOTS];
+	struct strcache_slot strcache[1 << STRCACHE_BITS];
 	char (*idle)[STRCACHE_HEAD];	/* idle_comms_new(), nidle of them */
 	uint32_t nidle;
 	uint32_t strings_written;
@@ -231,20 +236,13 @@ static int64_t strtab_intern(struct strtab *t, const char *s)
 	return id;
 }
 
-/* What a cache slot of string column c of stream s holds as its col. */
-static uint32_t strcache_col(unsigned s, unsigned c)
+/* The cache slot of tid's comm, emptied if it held another's. */
+static struct strcache_slot *strcache_slot(struct ingero_writer *w, uint32_t tid)
 {
-	return (s << 8 | c) + 1;
-}
+	struct strcache_slot *e = &w->strcache[(uint32_t)(tid * 0x9e3779b9u) >> (32 - STRCACHE_BITS)];
 
-/* The cache slot of the string column col (strcache_col()) for key, emptied if it held another's. */
-static struct strcache_slot *strcache_slot(struct ingero_writer *w, uint32_t col, uint64_t key)
-{
-	uint64_t h = (key ^ (uint64_t)col << 40) * 0x9e3779b97f4a7c15ull;
-	struct strcache_slot *e = &w->strcache[h >> 54];
-
-	if (e->col != col || e->key != key)
-		*e = (struct strcache_slot){ key, 0, col };
+	if (e->tid != tid)
+		e->tid = tid, e->id = 0;
 	return e;
 }
 
@@ -293,33 +291,20 @@ static int strcache_holds(const struct strcache_slot *e, const struct strtab *t,
 	return match >= 0 ? match : !strcmp((const char *)t->bytes.data + t->off[e->id - 1], str);
 }
 
-/* Tells the cache of string column col (strcache_col()) for key what slot from holds: its likely next value. */
-static void strcache_feed(struct ingero_writer *w, uint32_t col, uint64_t key, const struct strcache_slot *from)
+/* The id of str, the comm of thread tid; -1 on failure. */
+static int64_t strcache_intern(struct ingero_writer *w, uint32_t tid, const char *str)
 {
-	struct strcache_slot kept = *from;	/* from may be the slot that key's takes */
-	struct strcache_slot *to = strcache_slot(w, col, key);
-
-	to->id = kept.id;
-	memcpy(to->head, kept.head, sizeof(to->head));
-}
-
-/* The slot of string column col (strcache_col()) for an event whose key column holds key, with str's id; NULL on failure. */
-static struct strcache_slot *strcache_intern(struct ingero_writer *w, uint32_t col, uint64_t key, const char *str)
-{
-	struct strcache_slot *e = strcache_slot(w, col, key);
+	struct strcache_slot *e;
 	int64_t id;
 
-	if (!str) {
-		e->id = 0;
-		memset(e->head, 0, sizeof(e->head));
-		return e;
-	}
+	if (!str)
+		return 0;
+	e = strcache_slot(w, tid);
 	if (e->id && strcache_holds(e, &w->strings, str))
-		return e;
-	if ((id = strtab_intern(&w->strings, str)) < 0)
-		return NULL;
-	strcache_keep(e, &w->strings, (uint32_t)id);
-	return e;
+		return e->id;
+	if ((id = strtab_intern(&w->strings, str)) > 0)
+		strcache_keep(e, &w->strings, (uint32_t)id);
+	return id;
 }
 
 static void strtab_release(struct strtab *t)
@@ -590,19 +575,6 @@ field_value(const struct ingero_event *ev, uint16_t off, unsigned type)
 	return (uint64_t)(int64_t)*(const int32_t *)p;
 }
 
-/* A key column's value for ev: one that is not a string. */
-static uint64_t key_value(const struct ingero_event *ev, const struct column_def *d)
-{
-	switch (d->type) {
-	case TYPE_U64:
-		return field_value(ev, d->off, TYPE_U64);
-	case TYPE_U32:
-		return field_value(ev, d->off, TYPE_U32);
-	default:
-		return field_value(ev, d->off, TYPE_I32);
-	}
-}
-
 /* The values of m rows' field into vals; inlined with the type known, so that each is a load and a store. */
 static inline __attribute__((always_inline)) void
 rows_to_column(uint64_t *restrict vals, const struct ingero_event *restrict rows, uint32_t m, uint16_t off,
@@ -760,10 +732,20 @@ static int checkpoint(struct ingero_writer *w)
 	return 0;
 }
 
+/* The field of the thread whose comm is stream s's string field at off, or NO_TID. */
+static uint16_t comm_thread(unsigned s, uint16_t off)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(comm_fields) / sizeof(comm_fields[0]); i++)
+		if (comm_fields[i].stream == s && comm_fields[i].comm == off)
+			return comm_fields[i].tid;
+	return NO_TID;
+}
+
 static int stream_alloc(struct stream_buf *sb, unsigned s)
 {
 	const struct stream_def *sd = &stream_defs[s];
-	struct wstring *f;
 	unsigned c;
 
 	if (!(sb->vals[0] = malloc((size_t)sd->ncols * COLUMN_STRIDE * sizeof(uint64_t) +
@@ -780,17 +762,8 @@ static int stream_alloc(struct stream_buf *sb, unsigned s)
 		if (d->type != TYPE_STRING)
 			sb->fields[sb->nfields++] = (struct wfield){ sb->vals[c], d->off, d->type };
 		else
-			sb->strings[sb->nstrings++] = (struct wstring){
-				sb->vals[c], d->key == COL_NONE ? NULL : &sd->cols[d->key], NULL,
-				strcache_col(s, c), 0, d->off, (uint16_t)c };
+			sb->strings[sb->nstrings++] = (struct wstring){ sb->vals[c], d->off, comm_thread(s, d->off) };
 	}
-	for (f = sb->strings; f < sb->strings + sb->nstrings; f++)
-		for (c = 0; c < sd->ncols; c++)
-			if (sd->cols[c].type == TYPE_STRING && sd->cols[c].src == f->col && sd->cols[c].key != COL_NONE &&
-			    f->key) {
-				f->feed_cache = strcache_col(s, c);
-				f->feed_key = &sd->cols[sd->cols[c].key];
-			}
 	return 0;
 }
 
@@ -860,7 +833,7 @@ int ingero_writer_add(struct ingero_writer *w, const struct ingero_event *ev)
 {
 	const struct stream_def *sd;
 	struct stream_buf *sb;
-	const struct wstring *f, *end;
+	const struct wstring *f;
 	struct ingero_event plain;
 	uint64_t key = ingero_event_key(ev);
 	uint32_t i;
@@ -891,23 +864,14 @@ int ingero_writer_add(struct ingero_writer *w, const struct ingero_event *ev)
 		ev = switch_as_written(w, ev, &plain);
 	i = sb->n;
 	row_put(&sb->rows[i % EVENT_ROWS], ev, sb->wide);
-	/* backwards, so that a column reads its cache before its source's value of this event feeds it */
-	for (end = sb->strings, f = end + sb->nstrings; f-- > end;) {
+	for (f = sb->strings; f < sb->strings + sb->nstrings; f++) {
 		const char *str = *(const char *const *)((const char *)ev + f->off);
-		const struct strcache_slot *e;
-		int64_t id;
+		int64_t id = f->tid == NO_TID ? strtab_intern(&w->strings, str) :
+			strcache_intern(w, *(const uint32_t *)((const char *)ev + f->tid), str);
 
-		if (!f->key) {
-			if ((id = strtab_intern(&w->strings, str)) < 0)
-				goto fail;
-			f->vals[i] = (uint64_t)id;
-			continue;
-		}
-		if (!(e = strcache_intern(w, f->cache, key_value(ev, f->key), str)))
+		if (id < 0)
 			goto fail;
-		f->vals[i] = e->id;
-		if (f->feed_key)
-			strcache_feed(w, f->feed_cache, key_value(ev, f->feed_key), e);
+		f->vals[i] = (uint64_t)id;
 	}
 	if (!i)
 		sb->first = key;
