@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include "tap.h"
 #include "format-gen.h"
+#include "../../formats/format.h"
 #include "../../lib/error.h"
 
 static struct ingero_reader *reopen(int fd)
@@ -47,6 +48,22 @@ static void read_streams(struct ingero_reader *r, const struct ingero_event *m, 
 	ok(same, "streams 0x%x from %" PRIu64 " come back in merge order (%zu of %zu)",
 	   mask, t, got, k);
 	free(sel);
+}
+
+/* The sections' CRC32C: its check value, and a long buffer's CRC whole and in short pieces alike. */
+static void test_crc(void)
+{
+	static uint8_t buf[3 * 3 * 4096 + 1001];
+	uint32_t whole, pieces = 0, x = 12345;
+	size_t at, step;
+
+	is_u64(crc32c(0, "123456789", 9), 0xe3069283, "CRC32C of \"123456789\" is its check value");
+	for (at = 0; at < sizeof(buf); at++)
+		buf[at] = (uint8_t)((x = x * 1103515245 + 12345) >> 16);
+	whole = crc32c(0, buf + 1, sizeof(buf) - 1);
+	for (at = 1, step = 1; at < sizeof(buf); at += step, step = step % 97 + 1)
+		pieces = crc32c(pieces, buf + at, at + step < sizeof(buf) ? step : sizeof(buf) - at);
+	is_u64(whole, pieces, "the CRC of %zu bytes at once is that of its short pieces", sizeof(buf) - 1);
 }
 
 static void test_roundtrip(void)
@@ -295,6 +312,7 @@ static void test_flush(void)
 
 int main(void)
 {
+	test_crc();
 	test_roundtrip();
 	test_ties();
 	test_comm_changes();
