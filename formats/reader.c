@@ -18,7 +18,8 @@
 #include "../lib/error.h"
 #include "../lib/trace.h"
 
-#define WINDOW_MIN (1u << 20)
+/* What a read of the file in its order, frame after frame, takes at least: the window after is read with it. */
+#define WINDOW_AHEAD (1u << 20)
 #define FRAME_MAX (ZSTD_COMPRESSBOUND(SECTION_MAX) + 64)
 #define NO_LIMIT UINT32_MAX
 /* The streams next_batch() merges at a time: the call, switch and wakeup streams, in most traces. */
@@ -173,8 +174,12 @@ static void set_error(struct ingero_reader *r, const struct blockref *b, const c
 	r->limit = b->blockno;
 }
 
-/* The file's bytes [off, off + want), fewer at its end; *got says how many. NULL on a read error. */
-static const uint8_t *window_get(struct ingero_reader *r, uint64_t off, size_t want, size_t *got)
+/*
+ * The file's bytes [off, off + want), fewer at its end; *got says how many.
+ * At least ahead bytes are read, for the reads after in the file's order.
+ * NULL on a read error.
+ */
+static const uint8_t *window_get(struct ingero_reader *r, uint64_t off, size_t want, size_t ahead, size_t *got)
 {
 	size_t len, have = 0;
 
@@ -188,7 +193,7 @@ static const uint8_t *window_get(struct ingero_reader *r, uint64_t off, size_t w
 		*got = want;
 		return r->win.data + (off - r->win_off);
 	}
-	len = want < WINDOW_MIN ? WINDOW_MIN : want;
+	len = want < ahead ? ahead : want;
 	if (len > r->size - off)
 		len = r->size - off;
 	r->win.len = 0;
@@ -225,7 +230,8 @@ static const char *read_frame(struct ingero_reader *r, struct blockref *b, uint3
 	const char *bad;
 
 	for (;;) {
-		if (!(p = window_get(r, b->offset, want, &got)))
+		/* a block whose size the index gives is read alone: the blocks come in the order of time, not of the file */
+		if (!(p = window_get(r, b->offset, want, b->size ? 0 : WINDOW_AHEAD, &got)))
 			return "read error";
 		fsize = ZSTD_findFrameCompressedSize(p, got);
 		if (!ZSTD_isError(fsize))
@@ -628,7 +634,7 @@ static void scan(struct ingero_reader *r, uint64_t off)
 
 	while (b.offset < r->size) {
 		size_t got;
-		const uint8_t *p = window_get(r, b.offset, 8, &got);
+		const uint8_t *p = window_get(r, b.offset, 8, WINDOW_AHEAD, &got);
 		const char *bad;
 
 		if (!p) {
@@ -659,7 +665,7 @@ static int read_index(struct ingero_reader *r, uint64_t data_start)
 {
 	size_t got;
 	const uint8_t *p = r->size >= data_start + TRAILER_SIZE ?
-		window_get(r, r->size - TRAILER_SIZE, TRAILER_SIZE, &got) : NULL;
+		window_get(r, r->size - TRAILER_SIZE, TRAILER_SIZE, 0, &got) : NULL;
 	uint64_t fsize, start, prev_end = data_start;
 	uint32_t n, esize, i, blockno = 0;
 	const uint8_t *sec, *e;
@@ -671,7 +677,7 @@ static int read_index(struct ingero_reader *r, uint64_t data_start)
 	    fsize > (uint64_t)INDEX_MAX_ENTRIES * INDEX_ENTRY_SIZE)
 		return -1;
 	start = r->size - fsize;
-	if (!(p = window_get(r, start, fsize, &got)) || got != fsize ||
+	if (!(p = window_get(r, start, fsize, 0, &got)) || got != fsize ||
 	    get_u32(p) != SKIPPABLE_MAGIC || get_u32(p + 4) != fsize - 8)
 		return -1;
 	sec = p + 8;
