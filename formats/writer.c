@@ -67,7 +67,10 @@ struct strcache_slot {
 };
 
 #define EV(f) ((uint16_t)offsetof(struct ingero_event, f))
-/* The string fields that are a thread's comm, and the field of that thread's id. */
+/*
+ * The string fields that are a thread's comm, and the field of that thread's
+ * id: a fork's comm is its child's, which is mostly its parent's, the tid.
+ */
 static const struct comm_field {
 	uint16_t stream, comm, tid;
 } comm_fields[] = {
