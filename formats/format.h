@@ -109,8 +109,8 @@ extern const struct stream_def stream_defs[INGERO_NR_STREAMS];
 /*
  * The name Linux gives each CPU's idle task (tid 0), "swapper/CPU": a
  * switch keeps it as the null string, for the CPUs below the header's
- * number and IDLE_CPUS_MAX. A table of that many names, NUL-padded, or NULL with
- * errno; the caller frees it.
+ * number and IDLE_CPUS_MAX. A table of that many names, NUL-padded, or
+ * NULL with errno; the caller frees it.
  */
 #define IDLE_CPUS_MAX 8192
 char (*idle_comms_new(uint32_t ncpus))[INGERO_COMM_LEN];
@@ -155,7 +155,6 @@ struct key_entries {
 	uint32_t at, count;
 };
 
-/* Column codecs (formats/columns.c): vals[n] <-> the column record at out. */
 /*
  * A dictionary entry in its hash table, with what a lookup wants of it, so
  * that a probe reads one place: value, key index, entry + 1 (0: the slot is
@@ -167,6 +166,7 @@ struct dict_slot {
 	uint16_t key, code;
 };
 
+/* Column codecs (formats/columns.c): vals[n] <-> the column record at out. */
 struct column_scratch {
 	uint64_t *codes;	/* a block's events each, at most (column_scratch_init()) */
 	/* per key index: the source column's last value, or (encode) a keyed dictionary's count of values */
