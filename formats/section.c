@@ -9,9 +9,9 @@
 _Static_assert(SECTION_HEADER_SIZE == 4 + 4 + 4 + 4, "section header: tag, length, block, crc");
 
 /*
- * The instruction's CRC runs this many bytes behind each other, in three
- * lanes, each its own chain of instructions; the lanes' CRCs are then
- * joined by moving each past the bytes after it.
+ * Each crc32 instruction waits on the one before: the bytes are taken in
+ * three lanes of this many, each lane its own chain, and the lanes' CRCs
+ * are joined by moving each past the bytes after it.
  */
 #define CRC_LANE 4096
 
