@@ -27,7 +27,7 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* The page faults so far: the first touch of what a writer or reader allocates is a fixed cost, large on some VMs. */
+/* The page faults so far: a writer's or reader's first touch of what it allocates, a cost paid once per file. */
 static long faults(void)
 {
 	struct rusage ru;
