@@ -67,20 +67,21 @@ struct strcache_slot {
 };
 
 #define EV(f) ((uint16_t)offsetof(struct ingero_event, f))
+#define NO_FIELD 0xffff
 /*
- * The string fields that are a thread's comm, and the field of that thread's
- * id: a fork's comm is its child's, which is mostly its parent's, the tid.
+ * The string fields that are a thread's comm, the field of that thread's
+ * id (a fork's comm is its child's, which is mostly its parent's, the tid)
+ * and, where the thread may be a CPU's idle task, the field of that CPU.
  */
 static const struct comm_field {
-	uint16_t stream, comm, tid;
+	uint16_t stream, comm, tid, cpu;
 } comm_fields[] = {
-	{ INGERO_STREAM_SWITCH, EV(sw.prev_comm), EV(sw.prev_tid) },
-	{ INGERO_STREAM_SWITCH, EV(sw.next_comm), EV(sw.next_tid) },
-	{ INGERO_STREAM_WAKEUP, EV(wakeup.wakee_comm), EV(wakeup.wakee_tid) },
-	{ INGERO_STREAM_TASK, EV(task.comm), EV(task.tid) },
+	{ INGERO_STREAM_SWITCH, EV(sw.prev_comm), EV(sw.prev_tid), EV(sw.cpu) },
+	{ INGERO_STREAM_SWITCH, EV(sw.next_comm), EV(sw.next_tid), EV(sw.cpu) },
+	{ INGERO_STREAM_WAKEUP, EV(wakeup.wakee_comm), EV(wakeup.wakee_tid), NO_FIELD },
+	{ INGERO_STREAM_TASK, EV(task.comm), EV(task.tid), NO_FIELD },
 };
 #undef EV
-#define NO_TID 0xffff
 
 /*
  * A stream's events are kept as they come, this many, then moved into their
@@ -112,7 +113,7 @@ struct wfield {
 struct wstring {
 	uint64_t *vals;
 	uint16_t off;
-	uint16_t tid;	/* for a comm, its thread's field; else NO_TID */
+	uint16_t tid, cpu;	/* for a comm, its thread's field and its idle task's CPU's; else NO_FIELD */
 };
 
 struct stream_buf {
@@ -735,15 +736,15 @@ static int checkpoint(struct ingero_writer *w)
 	return 0;
 }
 
-/* The field of the thread whose comm is stream s's string field at off, or NO_TID. */
-static uint16_t comm_thread(unsigned s, uint16_t off)
+/* What stream s's string field at off is, as a thread's comm; NULL when it is none. */
+static const struct comm_field *comm_field_of(unsigned s, uint16_t off)
 {
 	size_t i;
 
 	for (i = 0; i < sizeof(comm_fields) / sizeof(comm_fields[0]); i++)
 		if (comm_fields[i].stream == s && comm_fields[i].comm == off)
-			return comm_fields[i].tid;
-	return NO_TID;
+			return &comm_fields[i];
+	return NULL;
 }
 
 static int stream_alloc(struct stream_buf *sb, unsigned s)
@@ -764,8 +765,12 @@ static int stream_alloc(struct stream_buf *sb, unsigned s)
 			sb->wide = 1;
 		if (d->type != TYPE_STRING)
 			sb->fields[sb->nfields++] = (struct wfield){ sb->vals[c], d->off, d->type };
-		else
-			sb->strings[sb->nstrings++] = (struct wstring){ sb->vals[c], d->off, comm_thread(s, d->off) };
+		else {
+			const struct comm_field *cf = comm_field_of(s, d->off);
+
+			sb->strings[sb->nstrings++] = (struct wstring){ sb->vals[c], d->off,
+				cf ? cf->tid : NO_FIELD, cf ? cf->cpu : NO_FIELD };
+		}
 	}
 	return 0;
 }
@@ -812,24 +817,26 @@ fail:
 }
 
 /*
- * A switch as it is written (ev, or its copy in plain): the comm of the idle
- * task as NULL where it is the name Linux gives it, which the reader restores.
+ * Whether str is the name Linux gives the idle task of cpu, which the
+ * trace keeps as the null string and the reader restores.
  */
-static const struct ingero_event *switch_as_written(const struct ingero_writer *w, const struct ingero_event *ev,
-						    struct ingero_event *plain)
+static int idle_comm(const struct ingero_writer *w, uint32_t cpu, const char *str)
 {
-	const char *idle = w->idle[ev->sw.cpu];
-	int next = !ev->sw.next_tid && ev->sw.next_comm && head_match(idle, ev->sw.next_comm) > 0;
-	int prev = !ev->sw.prev_tid && ev->sw.prev_comm && head_match(idle, ev->sw.prev_comm) > 0;
+	return cpu < w->nidle && str && head_match(w->idle[cpu], str) > 0;
+}
 
-	if (!next && !prev)
-		return ev;
-	*plain = *ev;
-	if (next)
-		plain->sw.next_comm = NULL;
-	if (prev)
-		plain->sw.prev_comm = NULL;
-	return plain;
+/* The string id of ev's string field f: 0 for NULL and for an idle task's name; -1 on failure. */
+static int64_t string_id(struct ingero_writer *w, const struct ingero_event *ev, const struct wstring *f)
+{
+	const char *str = *(const char *const *)((const char *)ev + f->off);
+	uint32_t tid;
+
+	if (f->tid == NO_FIELD)
+		return strtab_intern(&w->strings, str);
+	tid = (uint32_t)field_value(ev, f->tid, TYPE_U32);
+	if (!tid && f->cpu != NO_FIELD && idle_comm(w, (uint32_t)field_value(ev, f->cpu, TYPE_U32), str))
+		return 0;
+	return strcache_intern(w, tid, str);
 }
 
 int ingero_writer_add(struct ingero_writer *w, const struct ingero_event *ev)
@@ -837,7 +844,6 @@ int ingero_writer_add(struct ingero_writer *w, const struct ingero_event *ev)
 	const struct stream_def *sd;
 	struct stream_buf *sb;
 	const struct wstring *f;
-	struct ingero_event plain;
 	uint64_t key = ingero_event_key(ev);
 	uint32_t i;
 
@@ -863,14 +869,10 @@ int ingero_writer_add(struct ingero_writer *w, const struct ingero_event *ev)
 	}
 	if (!sb->vals[0] && stream_alloc(sb, ev->stream))
 		goto fail;
-	if (ev->stream == INGERO_STREAM_SWITCH && (!ev->sw.next_tid || !ev->sw.prev_tid) && ev->sw.cpu < w->nidle)
-		ev = switch_as_written(w, ev, &plain);
 	i = sb->n;
 	row_put(&sb->rows[i % EVENT_ROWS], ev, sb->wide);
 	for (f = sb->strings; f < sb->strings + sb->nstrings; f++) {
-		const char *str = *(const char *const *)((const char *)ev + f->off);
-		int64_t id = f->tid == NO_TID ? strtab_intern(&w->strings, str) :
-			strcache_intern(w, *(const uint32_t *)((const char *)ev + f->tid), str);
+		int64_t id = string_id(w, ev, f);
 
 		if (id < 0)
 			goto fail;
