@@ -1445,8 +1445,8 @@ static inline __attribute__((always_inline)) uint64_t merge_choose(const struct 
 	return stop;
 }
 
-/* A place past the active streams: its key never wins, so its event is never taken. */
-static const uint64_t no_key = UINT64_MAX;
+/* A place past the active streams: its keys never win, so its event is never taken. */
+static const uint64_t no_keys[2] = { UINT64_MAX, UINT64_MAX };
 static const struct ingero_event no_event;
 
 /*
@@ -1464,7 +1464,7 @@ place_get(const struct ingero_reader *r, unsigned j, uint64_t stop, const uint64
 
 	while (r->nactive > MERGED && hi > lo && c->keys[hi - 1] >= stop)
 		hi--;
-	*keys = c ? c->keys : &no_key;
+	*keys = c ? c->keys : no_keys;
 	*at = c ? c->ev : &no_event;
 	*i = c ? c->i : 0;
 	*end = hi;
@@ -1484,9 +1484,9 @@ place_put(struct ingero_reader *r, unsigned j, const struct ingero_event *at, ui
  * The next events of the MERGED active streams with the least heads,
  * merged ahead as far as their chunks go and while they come before every
  * other stream's head: each stream's place (its next key, event and index)
- * stays in registers, so that the next least key waits only for the load
- * of the key after the one taken. The first is returned, the rest wait in
- * r->order. A stream at its block's last event, at its chunk's end, or at
+ * stays in registers, and the key after its next one is loaded ahead
+ * (within the column's room past its block), so that the next least key
+ * waits for no load. The first is returned, the rest wait in r->order. A stream at its block's last event, at its chunk's end, or at
  * the head of a stream left out stops the merge; the chunks used up are
  * filled on at the next. With nothing merged, next_one() goes on. A place
  * past the active streams has the key UINT64_MAX, which never wins.
@@ -1496,7 +1496,7 @@ static __attribute__((noinline)) int next_batch(struct ingero_reader *r, const s
 	const uint64_t *k0, *k1, *k2;
 	const struct ingero_event *a0, *a1, *a2;
 	unsigned p[MERGED];
-	uint64_t stop = merge_choose(r, p), h0 = r->head[p[0]], h1 = r->head[p[1]], h2 = r->head[p[2]];
+	uint64_t stop = merge_choose(r, p), h0 = r->head[p[0]], h1 = r->head[p[1]], h2 = r->head[p[2]], n0, n1, n2;
 	uint32_t i0, i1, i2, e0, e1, e2, o = 0;
 
 	chunk_ready(r, p[0]);
@@ -1505,6 +1505,7 @@ static __attribute__((noinline)) int next_batch(struct ingero_reader *r, const s
 	place_get(r, p[0], stop, &k0, &a0, &i0, &e0);
 	place_get(r, p[1], stop, &k1, &a1, &i1, &e1);
 	place_get(r, p[2], stop, &k2, &a2, &i2, &e2);
+	n0 = k0[i0 + 1], n1 = k1[i1 + 1], n2 = k2[i2 + 1];
 	for (;;) {
 		size_t first = h1 < h0, best = h2 < (first ? h1 : h0) ? 2 : first;
 		uint32_t s0 = best == 0, s1 = best == 1, s2 = best == 2;
@@ -1514,7 +1515,8 @@ static __attribute__((noinline)) int next_batch(struct ingero_reader *r, const s
 		r->order[o++] = s0 ? a0 : s1 ? a1 : a2;
 		a0 += s0, a1 += s1, a2 += s2;
 		i0 += s0, i1 += s1, i2 += s2;
-		h0 = k0[i0], h1 = k1[i1], h2 = k2[i2];
+		h0 = s0 ? n0 : h0, h1 = s1 ? n1 : h1, h2 = s2 ? n2 : h2;
+		n0 = k0[i0 + 1], n1 = k1[i1 + 1], n2 = k2[i2 + 1];
 	}
 	place_put(r, p[0], a0, i0, h0);
 	place_put(r, p[1], a1, i1, h1);
