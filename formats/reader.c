@@ -1179,7 +1179,7 @@ static inline const char *comm_or_idle(const char *comm, uint32_t tid, uintptr_t
 
 /*
  * The switches' idle tasks that the writer left unnamed (see
- * switch_as_written()) get their names back, without a branch: which
+ * idle_comm() in the writer) get their names back, without a branch: which
  * switches are to or from idle follows no pattern a branch would learn.
  */
 static void idle_comms_restore(const struct ingero_reader *r, struct ingero_event *ev, uint32_t m)
