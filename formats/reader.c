@@ -1178,9 +1178,9 @@ static inline const char *comm_or_idle(const char *comm, uint32_t tid, uintptr_t
 }
 
 /*
- * The switches' idle tasks that the writer left unnamed (see
- * idle_comm() in the writer) get their names back, without a branch: which
- * switches are to or from idle follows no pattern a branch would learn.
+ * The switches' idle tasks that the writer left unnamed (see idle_comm()
+ * in the writer) get their names back, without a branch: which switches
+ * are to or from idle follows no pattern a branch would learn.
  */
 static void idle_comms_restore(const struct ingero_reader *r, struct ingero_event *ev, uint32_t m)
 {
@@ -1486,10 +1486,11 @@ place_put(struct ingero_reader *r, unsigned j, const struct ingero_event *at, ui
  * other stream's head: each stream's place (its next key, event and index)
  * stays in registers, and the key after its next one is loaded ahead
  * (within the column's room past its block), so that the next least key
- * waits for no load. The first is returned, the rest wait in r->order. A stream at its block's last event, at its chunk's end, or at
- * the head of a stream left out stops the merge; the chunks used up are
- * filled on at the next. With nothing merged, next_one() goes on. A place
- * past the active streams has the key UINT64_MAX, which never wins.
+ * waits for no load. The first is returned, the rest wait in r->order. A
+ * stream at its block's last event, at its chunk's end, or at the head of
+ * a stream left out stops the merge; the chunks used up are filled on at
+ * the next. With nothing merged, next_one() goes on. A place past the
+ * active streams has the keys UINT64_MAX, which never win.
  */
 static __attribute__((noinline)) int next_batch(struct ingero_reader *r, const struct ingero_event **ev)
 {
