@@ -83,7 +83,7 @@ struct cursor {
 	uint32_t *blocks, nblocks, next;
 	uint32_t most;		/* events in its largest block */
 	uint32_t n, i;
-	const uint64_t *keys;
+	uint64_t *keys;
 	uint64_t *vals[MAX_COLUMNS];	/* COLUMN_STRIDE_FOR(most) apart; vals[0] is the allocation */
 	uint16_t *keyidx[MAX_COLUMNS];	/* a dict column's entry for each event */
 	uint64_t *last[MAX_COLUMNS];	/* a lazy keyed column's state per key index */
@@ -1445,83 +1445,127 @@ static inline __attribute__((always_inline)) uint64_t merge_choose(const struct 
 	return stop;
 }
 
-/* A place past the active streams: its keys never win, so its event is never taken. */
+/*
+ * A place past the active streams, or with nothing to merge: its keys never
+ * win, so its event is never taken.
+ */
 static const uint64_t no_keys[2] = { UINT64_MAX, UINT64_MAX };
 static const struct ingero_event no_event;
 
+/* One of the merged streams, as next_batch() holds it. */
+struct place {
+	uint64_t *fence;	/* where its merge ends, or NULL */
+	uint64_t fenced;	/* the key the fence replaced */
+};
+
 /*
- * Where active stream j stands, for next_batch(): the end of its merge is
- * that of its chunk, or its first key at or past stop, the least head of
- * the streams left out (where there are any). Past the active streams, a
- * place with no events.
+ * Where active stream j stands, for next_batch(): its merge ends at its
+ * chunk's end, or at its first key at or past stop; there a key of 0, which
+ * wins over every other, stops the merge (the key after it, which the merge
+ * loads ahead, lies within the column's room past its block). A place with
+ * nothing to merge, or past the active streams, has the keys of no_keys.
  */
 static inline __attribute__((always_inline)) void
 place_get(const struct ingero_reader *r, unsigned j, uint64_t stop, const uint64_t **keys,
-	  const struct ingero_event **at, uint32_t *i, uint32_t *end)
+	  const struct ingero_event **at, struct place *pl)
 {
 	const struct cursor *c = j < r->nactive ? r->active[j] : NULL;
 	uint32_t lo = c ? c->i : 0, hi = c ? c->fast_end : 0;
 
-	while (r->nactive > MERGED && hi > lo && c->keys[hi - 1] >= stop)
+	while (hi > lo && c->keys[hi - 1] >= stop)
 		hi--;
-	*keys = c ? c->keys : no_keys;
-	*at = c ? c->ev : &no_event;
-	*i = c ? c->i : 0;
-	*end = hi;
+	pl->fence = NULL;
+	*keys = no_keys;
+	*at = &no_event;
+	if (hi > lo) {
+		pl->fence = &c->keys[hi];
+		pl->fenced = *pl->fence;
+		*pl->fence = 0;
+		*keys = &c->keys[lo];
+		*at = c->ev;
+	}
 }
 
+/* Takes down place j's fence and moves its stream on past the events taken, up to at. */
 static inline __attribute__((always_inline)) void
-place_put(struct ingero_reader *r, unsigned j, const struct ingero_event *at, uint32_t i, uint64_t head)
+place_put(struct ingero_reader *r, unsigned j, const struct ingero_event *at, const struct place *pl)
 {
-	if (j < r->nactive) {
-		r->active[j]->ev = at;
-		r->active[j]->i = i;
-		r->head[j] = head;
-	}
+	struct cursor *c;
+
+	if (!pl->fence)
+		return;
+	*pl->fence = pl->fenced;
+	c = r->active[j];
+	c->i += (uint32_t)(at - c->ev);
+	c->ev = at;
+	r->head[j] = c->keys[c->i];
+}
+
+/*
+ * The least head of the merged streams that have nothing to merge (at
+ * their block's last event, which next_one() takes), and of stop: the
+ * others merge only what comes before it.
+ */
+static inline __attribute__((always_inline)) uint64_t
+stuck_least(const struct ingero_reader *r, const unsigned *p, uint64_t stop)
+{
+	unsigned j;
+
+	for (j = 0; j < MERGED; j++)
+		if (p[j] < r->nactive && r->active[p[j]]->i >= r->active[p[j]]->fast_end && r->head[p[j]] < stop)
+			stop = r->head[p[j]];
+	return stop;
 }
 
 /*
  * The next events of the MERGED active streams with the least heads,
  * merged ahead as far as their chunks go and while they come before every
- * other stream's head: each stream's place (its next key, event and index)
- * stays in registers, and the key after its next one is loaded ahead
- * (within the column's room past its block), so that the next least key
- * waits for no load. The first is returned, the rest wait in r->order. A
- * stream at its block's last event, at its chunk's end, or at the head of
- * a stream left out stops the merge; the chunks used up are filled on at
- * the next. With nothing merged, next_one() goes on. A place past the
- * active streams has the keys UINT64_MAX, which never win.
+ * other stream's head. Each stream's place (its next key, the key after
+ * it, and its next event) stays in registers, so that the next least key
+ * waits for no load. A fence, a key of 0 put after the last event each
+ * stream may take and taken down after, ends the merge with no count to
+ * keep; a place with nothing to merge has the keys UINT64_MAX, which never
+ * win. A stream at its block's last event, at its chunk's end, or at the
+ * head of a stream left out stops the merge; the chunks used up are filled
+ * on at the next. The first event is returned, the rest wait in r->order.
+ * With nothing merged, next_one() goes on, as it does at a key of 0 or
+ * UINT64_MAX.
  */
 static __attribute__((noinline)) int next_batch(struct ingero_reader *r, const struct ingero_event **ev)
 {
 	const uint64_t *k0, *k1, *k2;
-	const struct ingero_event *a0, *a1, *a2;
+	const struct ingero_event *a0, *a1, *a2, **out = r->order;
+	struct place pl[MERGED];
 	unsigned p[MERGED];
-	uint64_t stop = merge_choose(r, p), h0 = r->head[p[0]], h1 = r->head[p[1]], h2 = r->head[p[2]], n0, n1, n2;
-	uint32_t i0, i1, i2, e0, e1, e2, o = 0;
+	uint64_t stop = merge_choose(r, p), h0, h1, h2, n0, n1, n2;
+	uint32_t o;
 
 	chunk_ready(r, p[0]);
 	chunk_ready(r, p[1]);
 	chunk_ready(r, p[2]);
-	place_get(r, p[0], stop, &k0, &a0, &i0, &e0);
-	place_get(r, p[1], stop, &k1, &a1, &i1, &e1);
-	place_get(r, p[2], stop, &k2, &a2, &i2, &e2);
-	n0 = k0[i0 + 1], n1 = k1[i1 + 1], n2 = k2[i2 + 1];
+	stop = stuck_least(r, p, stop);
+	place_get(r, p[0], stop, &k0, &a0, &pl[0]);
+	place_get(r, p[1], stop, &k1, &a1, &pl[1]);
+	place_get(r, p[2], stop, &k2, &a2, &pl[2]);
+	h0 = k0[0], h1 = k1[0], h2 = k2[0];
+	n0 = k0[1], n1 = k1[1], n2 = k2[1];
 	for (;;) {
 		size_t first = h1 < h0, best = h2 < (first ? h1 : h0) ? 2 : first;
 		uint32_t s0 = best == 0, s1 = best == 1, s2 = best == 2;
 
-		if ((s0 ? i0 : s1 ? i1 : i2) >= (s0 ? e0 : s1 ? e1 : e2))
+		/* a fence, or no place with anything to merge */
+		if ((s0 ? h0 : s1 ? h1 : h2) - 1 >= UINT64_MAX - 1)
 			break;
-		r->order[o++] = s0 ? a0 : s1 ? a1 : a2;
+		*out++ = s0 ? a0 : s1 ? a1 : a2;
 		a0 += s0, a1 += s1, a2 += s2;
-		i0 += s0, i1 += s1, i2 += s2;
+		k0 += s0, k1 += s1, k2 += s2;
 		h0 = s0 ? n0 : h0, h1 = s1 ? n1 : h1, h2 = s2 ? n2 : h2;
-		n0 = k0[i0 + 1], n1 = k1[i1 + 1], n2 = k2[i2 + 1];
+		n0 = k0[1], n1 = k1[1], n2 = k2[1];
 	}
-	place_put(r, p[0], a0, i0, h0);
-	place_put(r, p[1], a1, i1, h1);
-	place_put(r, p[2], a2, i2, h2);
+	place_put(r, p[0], a0, &pl[0]);
+	place_put(r, p[1], a1, &pl[1]);
+	place_put(r, p[2], a2, &pl[2]);
+	o = (uint32_t)(out - r->order);
 	if (!o)
 		return next_one(r, ev);
 	*ev = r->order[0];
