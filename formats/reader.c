@@ -1518,11 +1518,40 @@ stuck_least(const struct ingero_reader *r, const unsigned *p, uint64_t stop)
 }
 
 /*
+ * Which stream the merge takes from next follows no pattern that a branch
+ * would learn, and the compiler makes some of its choices branches all the
+ * same: on x86-64 these two are conditional moves, written out.
+ */
+
+/* b where cond is not 0, else a. */
+static inline __attribute__((always_inline)) uint64_t pick_if(uint64_t cond, uint64_t b, uint64_t a)
+{
+#if defined(__x86_64__)
+	__asm__("test %1, %1\n\tcmovnz %2, %0" : "+r"(a) : "r"(cond), "r"(b) : "cc");
+	return a;
+#else
+	return cond ? b : a;
+#endif
+}
+
+/* Where key is less than *least, it becomes *least and its stream j *best: a tie keeps the stream before. */
+static inline __attribute__((always_inline)) void take_lesser(uint64_t *least, uint64_t *best, uint64_t key, uint64_t j)
+{
+#if defined(__x86_64__)
+	__asm__("cmp %0, %2\n\tcmovb %2, %0\n\tcmovb %3, %1" : "+r"(*least), "+r"(*best) : "r"(key), "r"(j) : "cc");
+#else
+	if (key < *least)
+		*least = key, *best = j;
+#endif
+}
+
+/*
  * The next events of the MERGED active streams with the least heads,
  * merged ahead as far as their chunks go and while they come before every
- * other stream's head. Each stream's place (its next key, the key after
- * it, and its next event) stays in registers, so that the next least key
- * waits for no load. A fence, a key of 0 put after the last event each
+ * other stream's head. Each stream's next key and the key after it stay
+ * in registers, so that the next least key waits for no load, and the
+ * choice is made with no branch; the next events wait in an array that the
+ * choice indexes, so that the registers suffice. A fence, a key of 0 put after the last event each
  * stream may take and taken down after, ends the merge with no count to
  * keep; a place with nothing to merge has the keys UINT64_MAX, which never
  * win. A stream at its block's last event, at its chunk's end, or at the
@@ -1534,7 +1563,7 @@ stuck_least(const struct ingero_reader *r, const unsigned *p, uint64_t stop)
 static __attribute__((noinline)) int next_batch(struct ingero_reader *r, const struct ingero_event **ev)
 {
 	const uint64_t *k0, *k1, *k2;
-	const struct ingero_event *a0, *a1, *a2, **out = r->order;
+	const struct ingero_event *at[MERGED], **out = r->order;
 	struct place pl[MERGED];
 	unsigned p[MERGED];
 	uint64_t stop = merge_choose(r, p), h0, h1, h2, n0, n1, n2;
@@ -1544,27 +1573,28 @@ static __attribute__((noinline)) int next_batch(struct ingero_reader *r, const s
 	chunk_ready(r, p[1]);
 	chunk_ready(r, p[2]);
 	stop = stuck_least(r, p, stop);
-	place_get(r, p[0], stop, &k0, &a0, &pl[0]);
-	place_get(r, p[1], stop, &k1, &a1, &pl[1]);
-	place_get(r, p[2], stop, &k2, &a2, &pl[2]);
+	place_get(r, p[0], stop, &k0, &at[0], &pl[0]);
+	place_get(r, p[1], stop, &k1, &at[1], &pl[1]);
+	place_get(r, p[2], stop, &k2, &at[2], &pl[2]);
 	h0 = k0[0], h1 = k1[0], h2 = k2[0];
 	n0 = k0[1], n1 = k1[1], n2 = k2[1];
 	for (;;) {
-		size_t first = h1 < h0, best = h2 < (first ? h1 : h0) ? 2 : first;
-		uint32_t s0 = best == 0, s1 = best == 1, s2 = best == 2;
+		uint64_t least = h0, best = 0, s0, s1, s2;
 
+		take_lesser(&least, &best, h1, 1);
+		take_lesser(&least, &best, h2, 2);
 		/* a fence, or no place with anything to merge */
-		if ((s0 ? h0 : s1 ? h1 : h2) - 1 >= UINT64_MAX - 1)
+		if (least - 1 >= UINT64_MAX - 1)
 			break;
-		*out++ = s0 ? a0 : s1 ? a1 : a2;
-		a0 += s0, a1 += s1, a2 += s2;
+		*out++ = at[best]++;
+		s0 = best == 0, s1 = best == 1, s2 = best == 2;
 		k0 += s0, k1 += s1, k2 += s2;
-		h0 = s0 ? n0 : h0, h1 = s1 ? n1 : h1, h2 = s2 ? n2 : h2;
+		h0 = pick_if(s0, n0, h0), h1 = pick_if(s1, n1, h1), h2 = pick_if(s2, n2, h2);
 		n0 = k0[1], n1 = k1[1], n2 = k2[1];
 	}
-	place_put(r, p[0], a0, &pl[0]);
-	place_put(r, p[1], a1, &pl[1]);
-	place_put(r, p[2], a2, &pl[2]);
+	place_put(r, p[0], at[0], &pl[0]);
+	place_put(r, p[1], at[1], &pl[1]);
+	place_put(r, p[2], at[2], &pl[2]);
 	o = (uint32_t)(out - r->order);
 	if (!o)
 		return next_one(r, ev);
