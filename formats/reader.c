@@ -98,7 +98,7 @@ struct cursor {
 	uint32_t chunk_at, chunk_end;
 	/*
 	 * Events i..fast_end - 1 are in the chunk and are not the block's last:
-	 * ingero_reader_next() hands them out without a call. ev is event i's place.
+	 * next_one() hands them out without a call. ev is event i's place.
 	 */
 	uint32_t fast_end;
 	const struct ingero_event *ev;
@@ -107,6 +107,8 @@ struct cursor {
 };
 
 struct ingero_reader {
+	/* first, where ingero_reader_next() finds it: within order, next..end are left to hand out */
+	struct ingero_reader_ahead ahead;
 	int fd, own_fd;
 	char *name;
 	uint64_t size;
@@ -146,9 +148,8 @@ struct ingero_reader {
 	struct cursor *active[INGERO_NR_STREAMS];
 	uint64_t head[HEADS];
 	unsigned nactive;
-	/* the events merged ahead (next_batch()), handed out from order[opos] to order[oend] */
+	/* the events merged ahead by next_batch() */
 	const struct ingero_event *order[ORDER_MAX];
-	uint32_t opos, oend;
 	int ordered;
 	uint32_t mask, limit, scan_limit;
 	struct column_scratch scratch;
@@ -778,6 +779,12 @@ static uint32_t largest_block(const struct ingero_reader *r)
 	return most;
 }
 
+/* Forgets the events merged ahead: the next ingero_reader_next() merges anew. */
+static void ahead_drop(struct ingero_reader *r)
+{
+	r->ahead.next = r->ahead.end = r->order;
+}
+
 struct ingero_reader *ingero_reader_open_fd(int fd, const char *name)
 {
 	struct ingero_reader *r = calloc(1, sizeof(*r));
@@ -790,6 +797,7 @@ struct ingero_reader *ingero_reader_open_fd(int fd, const char *name)
 		error_errno("cannot read '%s'", name);
 		return NULL;
 	}
+	ahead_drop(r);
 	r->fd = fd;
 	r->limit = NO_LIMIT;
 	r->mask = (1u << INGERO_NR_STREAMS) - 1;
@@ -915,7 +923,7 @@ void ingero_reader_streams(struct ingero_reader *r, uint32_t mask)
 	r->mask = mask;
 	r->ordered = 0;
 	r->nactive = 0;
-	r->opos = r->oend = 0;
+	ahead_drop(r);
 }
 
 int ingero_reader_indexed(const struct ingero_reader *r)
@@ -1599,22 +1607,14 @@ static __attribute__((noinline)) int next_batch(struct ingero_reader *r, const s
 	if (!o)
 		return next_one(r, ev);
 	*ev = r->order[0];
-	r->opos = 1;
-	r->oend = o;
+	r->ahead.next = r->order + 1;
+	r->ahead.end = r->order + o;
 	return 1;
 }
 
-/*
- * The common case calls nothing, so that it saves no registers: the rest
- * is left to tail calls. Events merged ahead are handed out first; the
- * next ones are merged by next_batch().
- */
-int ingero_reader_next(struct ingero_reader *r, const struct ingero_event **ev)
+/* The events merged ahead are handed out by ingero_reader_next(); the next ones are merged here. */
+int ingero_reader_next_merged(struct ingero_reader *r, const struct ingero_event **ev)
 {
-	if (__builtin_expect(r->opos < r->oend, 1)) {
-		*ev = r->order[r->opos++];
-		return 1;
-	}
 	if (__builtin_expect(!r->nactive, 0))
 		return next_first(r, ev);
 	return next_batch(r, ev);
@@ -1628,7 +1628,7 @@ int ingero_reader_seek(struct ingero_reader *r, uint64_t ts)
 	memcpy(r->err, r->scan_err, sizeof(r->err));
 	r->ordered = 0;
 	r->nactive = 0;
-	r->opos = r->oend = 0;
+	ahead_drop(r);
 	for (s = 0; s < INGERO_NR_STREAMS; s++) {
 		struct cursor *c = &r->cur[s];
 		uint32_t lo = 0, hi = c->nblocks;

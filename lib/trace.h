@@ -76,12 +76,35 @@ int ingero_reader_indexed(const struct ingero_reader *r);
 const struct ingero_header *ingero_reader_header(const struct ingero_reader *r);
 /* Only the streams in mask (bit 1 << stream) are returned; the others are not decoded. */
 void ingero_reader_streams(struct ingero_reader *r, uint32_t mask);
+
+/*
+ * The events a reader merged ahead, which ingero_reader_next() hands out
+ * in line, with no call: the first member of struct ingero_reader, which
+ * only the reader changes.
+ */
+struct ingero_reader_ahead {
+	const struct ingero_event *const *next, *const *end;
+};
+
+/* What ingero_reader_next() calls once the events merged ahead are handed out: it merges the next ones. */
+int ingero_reader_next_merged(struct ingero_reader *r, const struct ingero_event **ev);
+
 /*
  * 1 and the next event in time order, 0 at the end, -1 on a damaged file
  * (see ingero_reader_error()). The event is r's, read in place: it stays
  * until the next call on r; its strings, until the reader is closed.
  */
-int ingero_reader_next(struct ingero_reader *r, const struct ingero_event **ev);
+static inline int ingero_reader_next(struct ingero_reader *r, const struct ingero_event **ev)
+{
+	struct ingero_reader_ahead *a = (struct ingero_reader_ahead *)r;
+
+	if (__builtin_expect(a->next < a->end, 1)) {
+		*ev = *a->next++;
+		return 1;
+	}
+	return ingero_reader_next_merged(r, ev);
+}
+
 /* The next ingero_reader_next() returns the first event whose key is at least ts. */
 int ingero_reader_seek(struct ingero_reader *r, uint64_t ts);
 /* Where and what the damage is: "block 12 at offset 40960: checksum mismatch"; "" when none. */
