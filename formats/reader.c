@@ -1543,7 +1543,8 @@ static inline __attribute__((always_inline)) uint64_t pick_if(uint64_t cond, uin
 }
 
 /* Where key is less than *least, it becomes *least and its stream j *best: a tie keeps the stream before. */
-static inline __attribute__((always_inline)) void take_lesser(uint64_t *least, uint64_t *best, uint64_t key, uint64_t j)
+static inline __attribute__((always_inline)) void
+take_lesser(uint64_t *least, uint64_t *best, uint64_t key, uint64_t j)
 {
 #if defined(__x86_64__)
 	__asm__("cmp %0, %2\n\tcmovb %2, %0\n\tcmovb %3, %1" : "+r"(*least), "+r"(*best) : "r"(key), "r"(j) : "cc");
@@ -1559,14 +1560,14 @@ static inline __attribute__((always_inline)) void take_lesser(uint64_t *least, u
  * other stream's head. Each stream's next key and the key after it stay
  * in registers, so that the next least key waits for no load, and the
  * choice is made with no branch; the next events wait in an array that the
- * choice indexes, so that the registers suffice. A fence, a key of 0 put after the last event each
- * stream may take and taken down after, ends the merge with no count to
- * keep; a place with nothing to merge has the keys UINT64_MAX, which never
- * win. A stream at its block's last event, at its chunk's end, or at the
- * head of a stream left out stops the merge; the chunks used up are filled
- * on at the next. The first event is returned, the rest wait in r->order.
- * With nothing merged, next_one() goes on, as it does at a key of 0 or
- * UINT64_MAX.
+ * choice indexes, so that the registers suffice. A fence, a key of 0 put
+ * after the last event each stream may take and taken down after, ends the
+ * merge with no count to keep; a place with nothing to merge has the keys
+ * UINT64_MAX, which never win. A stream at its block's last event, at its
+ * chunk's end, or at the head of a stream left out stops the merge; the
+ * chunks used up are filled on at the next. The first event is returned,
+ * the rest wait in r->order for ingero_reader_next(). With nothing merged,
+ * next_one() goes on, as it does at a key of 0 or UINT64_MAX.
  */
 static __attribute__((noinline)) int next_batch(struct ingero_reader *r, const struct ingero_event **ev)
 {
