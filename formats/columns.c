@@ -4,7 +4,9 @@
  * predictor so that the writer and the reader cannot drift apart.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -31,6 +33,10 @@
 #define VARINT_GROUP 256
 /* The decoding loops whose events take a few instructions each, which a loop's own would add much to. */
 #define UNROLL_SHORT _Pragma("GCC unroll 8")
+/* The size of a transparent huge page on the targets that have them. */
+#define HUGE_PAGE (2u << 20)
+/* The scratch arrays start on lines of their own. */
+#define CACHE_LINE 64u
 
 int buf_grow(struct buf *b, size_t more)
 {
@@ -70,49 +76,70 @@ int write_all(int fd, const void *p, size_t len)
 	return 0;
 }
 
+void *block_alloc(size_t size)
+{
+	size_t len = (size + HUGE_PAGE - 1) & ~(size_t)(HUGE_PAGE - 1);
+	void *p;
+
+	/* a small block's arrays would not fill one */
+	if (size < HUGE_PAGE)
+		return malloc(size);
+	/* where the kernel has no huge pages, the memory is as good */
+	if ((p = aligned_alloc(HUGE_PAGE, len)))
+		madvise(p, len, MADV_HUGEPAGE);
+	return p;
+}
+
+/* The next size bytes from *at, which moves on to a line of its own. */
+static void *carve(uintptr_t *at, size_t size)
+{
+	void *p = (void *)*at;
+
+	*at += (size + CACHE_LINE - 1) & ~(size_t)(CACHE_LINE - 1);
+	return p;
+}
+
+/* Lays the arrays of s out from base on: the bytes they take. */
+static size_t scratch_layout(struct column_scratch *s, uintptr_t base, int encode, size_t m)
+{
+	uintptr_t at = base;
+
+	s->codes = carve(&at, m * sizeof(*s->codes));
+	s->last = carve(&at, m * sizeof(*s->last));
+	s->dict = carve(&at, m * sizeof(*s->dict));
+	s->start = carve(&at, (m + 1) * sizeof(*s->start));
+	s->perm = carve(&at, m * sizeof(*s->perm));
+	s->grouped = carve(&at, m * sizeof(*s->grouped));
+	if (encode) {
+		s->dict_key = carve(&at, m * sizeof(*s->dict_key));
+		s->dict_code = carve(&at, m * sizeof(*s->dict_code));
+		s->slots = carve(&at, DICT_SLOTS(m) * sizeof(*s->slots));
+		s->direct = carve(&at, DIRECT_VALUES * sizeof(*s->direct));
+	} else {
+		s->keys = carve(&at, m * sizeof(*s->keys));
+		s->pool = carve(&at, KEY_POOL(m) * sizeof(*s->pool));
+	}
+	return at - base;
+}
+
 int column_scratch_init(struct column_scratch *s, int encode, uint32_t most)
 {
 	size_t m = most ? most : 1;
+	void *base;
 
 	memset(s, 0, sizeof(*s));
-	s->codes = malloc(m * sizeof(*s->codes));
-	s->last = malloc(m * sizeof(*s->last));
-	s->dict = malloc(m * sizeof(*s->dict));
-	s->start = malloc((m + 1) * sizeof(*s->start));
-	s->perm = malloc(m * sizeof(*s->perm));
-	s->grouped = malloc(m * sizeof(*s->grouped));
-	s->perm_col = COL_NONE;
-	if (encode) {
-		s->dict_key = malloc(m * sizeof(*s->dict_key));
-		s->dict_code = malloc(m * sizeof(*s->dict_code));
-		s->slots = malloc(DICT_SLOTS(m) * sizeof(*s->slots));
-		s->direct = calloc(DIRECT_VALUES, sizeof(*s->direct));
-	} else {
-		s->keys = malloc(m * sizeof(*s->keys));
-		s->pool = malloc(KEY_POOL(m) * sizeof(*s->pool));
-	}
-	if (!s->codes || !s->last || !s->dict || !s->start || !s->perm || !s->grouped ||
-	    (encode ? !s->dict_key || !s->dict_code || !s->slots || !s->direct : !s->keys || !s->pool)) {
-		column_scratch_release(s);
+	if (!(base = block_alloc(scratch_layout(s, 0, encode, m))))
 		return error_errno("cannot allocate column buffers");
-	}
+	scratch_layout(s, (uintptr_t)base, encode, m);
+	if (encode)
+		memset(s->direct, 0, DIRECT_VALUES * sizeof(*s->direct));
+	s->perm_col = COL_NONE;
 	return 0;
 }
 
 void column_scratch_release(struct column_scratch *s)
 {
-	free(s->codes);
-	free(s->last);
-	free(s->dict);
-	free(s->dict_key);
-	free(s->dict_code);
-	free(s->slots);
-	free(s->direct);
-	free(s->keys);
-	free(s->pool);
-	free(s->start);
-	free(s->perm);
-	free(s->grouped);
+	free(s->codes);	/* the first array, where the allocation starts */
 	memset(s, 0, sizeof(*s));
 }
 

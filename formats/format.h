@@ -135,6 +135,13 @@ struct buf {
 };
 int buf_grow(struct buf *b, size_t more);
 void buf_release(struct buf *b);
+/*
+ * Memory for the arrays that each block fills whole, block after block, in
+ * huge pages where the kernel gives them: each 4 KiB page would cost a
+ * fault at its first touch (tens of microseconds in some VMs) and a TLB
+ * entry. Released with free(); NULL with errno set on failure.
+ */
+void *block_alloc(size_t size);
 /* Writes len bytes at p to fd, through short writes and EINTR: 0, or -1 with errno set. */
 int write_all(int fd, const void *p, size_t len);
 

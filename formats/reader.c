@@ -937,7 +937,7 @@ static int cursor_alloc(struct cursor *c, unsigned ncols)
 	size_t stride = COLUMN_STRIDE_FOR(c->most);
 	unsigned col;
 
-	c->vals[0] = malloc(ncols * stride * sizeof(uint64_t));
+	c->vals[0] = block_alloc(ncols * stride * sizeof(uint64_t));
 	c->chunk = malloc(EVENT_CHUNK * sizeof(*c->chunk));
 	c->chunk_prev = malloc(EVENT_CHUNK * sizeof(*c->chunk));
 	if (!c->vals[0] || !c->chunk || !c->chunk_prev) {

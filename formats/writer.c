@@ -99,6 +99,17 @@ static const struct comm_field {
 #define ROW_HEAD 56
 _Static_assert(ROW_HEAD <= sizeof(struct ingero_event), "a row's head is part of an event");
 
+/*
+ * A stream's arrays first hold this many events: one that fills them within
+ * a block moves to arrays for whole blocks, in huge pages (block_alloc()),
+ * and so do the writer's scratch arrays, so that a small trace or a quiet
+ * stream keeps to a small footprint. A power of 2, as the dictionaries'
+ * hash tables are, and whole rows, so that none wait when the arrays move.
+ */
+#define FIRST_ROWS 4096
+_Static_assert(!(FIRST_ROWS & (FIRST_ROWS - 1)) && FIRST_ROWS % EVENT_ROWS == 0 && FIRST_ROWS < BLOCK_MAX_EVENTS,
+	       "the first arrays move whole");
+
 /* A column that its events' rows fill: its values, and the field of struct ingero_event they come from. */
 struct wfield {
 	uint64_t *vals;
@@ -117,12 +128,12 @@ struct wstring {
 };
 
 struct stream_buf {
-	uint64_t *vals[MAX_COLUMNS];	/* COLUMN_STRIDE apart; vals[0] is the allocation */
+	uint64_t *vals[MAX_COLUMNS];	/* COLUMN_STRIDE_FOR(room) apart; vals[0] is the allocation */
 	struct wfield fields[MAX_COLUMNS];
 	struct wstring strings[MAX_COLUMNS];
 	unsigned nfields, nstrings;
 	int wide;	/* its rows keep whole events, not their heads */
-	uint32_t n;
+	uint32_t n, room;	/* events in the block, and that its arrays hold */
 	uint64_t first, last;
 	/* EVENT_ROWS, after the columns: events n - n % EVENT_ROWS.. n, not yet in fields' columns */
 	struct ingero_event *rows;
@@ -143,7 +154,8 @@ struct ingero_writer {
 	uint32_t strings_written;
 	struct buf sec, out;
 	struct column_scratch scratch;
-	uint16_t *keyidx[MAX_COLUMNS];
+	uint32_t most;	/* the events of a block that scratch and keyidx have room for */
+	uint16_t *keyidx[MAX_COLUMNS];	/* a dict column's entry for each event, for any stream's columns */
 	uint32_t keyn[MAX_COLUMNS];
 	struct index_entry *index;
 	size_t nindex, index_alloc;
@@ -747,17 +759,26 @@ static const struct comm_field *comm_field_of(unsigned s, uint16_t off)
 	return NULL;
 }
 
-static int stream_alloc(struct stream_buf *sb, unsigned s)
+/* Gives stream s arrays for room events, which keep the values of its events so far. */
+static int stream_alloc(struct stream_buf *sb, unsigned s, uint32_t room)
 {
 	const struct stream_def *sd = &stream_defs[s];
+	size_t stride = COLUMN_STRIDE_FOR(room);
+	uint64_t *vals = block_alloc(sd->ncols * stride * sizeof(*vals) + EVENT_ROWS * sizeof(*sb->rows)), *old;
 	unsigned c;
 
-	if (!(sb->vals[0] = malloc((size_t)sd->ncols * COLUMN_STRIDE * sizeof(uint64_t) +
-				   EVENT_ROWS * sizeof(*sb->rows))))
+	if (!vals)
 		return error_errno("cannot allocate the '%s' stream's columns", sd->name);
-	for (c = 1; c < sd->ncols; c++)
-		sb->vals[c] = sb->vals[0] + (size_t)c * COLUMN_STRIDE;
-	sb->rows = (struct ingero_event *)(sb->vals[0] + (size_t)sd->ncols * COLUMN_STRIDE);
+	old = sb->vals[0];
+	for (c = 0; c < sd->ncols; c++) {
+		if (sb->n)
+			memcpy(vals + c * stride, sb->vals[c], sb->n * sizeof(*vals));
+		sb->vals[c] = vals + c * stride;
+	}
+	free(old);
+	sb->rows = (struct ingero_event *)(vals + sd->ncols * stride);
+	sb->room = room;
+	sb->nfields = sb->nstrings = 0;
 	for (c = 0; c < sd->ncols; c++) {
 		const struct column_def *d = &sd->cols[c];
 
@@ -775,10 +796,40 @@ static int stream_alloc(struct stream_buf *sb, unsigned s)
 	return 0;
 }
 
+/* Gives the writer scratch arrays for blocks of most events, in place of those it had. */
+static int scratch_alloc(struct ingero_writer *w, uint32_t most)
+{
+	unsigned s, c, ncols = 0;
+
+	column_scratch_release(&w->scratch);
+	free(w->keyidx[0]);
+	w->keyidx[0] = NULL;
+	if (column_scratch_init(&w->scratch, 1, most))
+		return -1;
+	for (s = 0; s < INGERO_NR_STREAMS; s++)
+		if (stream_defs[s].ncols > ncols)
+			ncols = stream_defs[s].ncols;
+	if (!(w->keyidx[0] = block_alloc(ncols * most * sizeof(*w->keyidx[0]))))
+		return error_errno("cannot allocate a trace writer");
+	for (c = 1; c < ncols; c++)
+		w->keyidx[c] = w->keyidx[0] + c * most;
+	w->most = most;
+	return 0;
+}
+
+/* Stream s has filled its arrays: ends its block, or gives it arrays for whole blocks. */
+static int stream_full(struct ingero_writer *w, unsigned s)
+{
+	if (w->s[s].room == BLOCK_MAX_EVENTS)
+		return end_block(w, s);
+	if (w->most < BLOCK_MAX_EVENTS && scratch_alloc(w, BLOCK_MAX_EVENTS))
+		return -1;
+	return stream_alloc(&w->s[s], s, BLOCK_MAX_EVENTS);
+}
+
 struct ingero_writer *ingero_writer_new(int fd, const struct ingero_header *h)
 {
 	struct ingero_writer *w = calloc(1, sizeof(*w));
-	unsigned c;
 
 	if (!w) {
 		error_errno("cannot allocate a trace writer");
@@ -786,13 +837,8 @@ struct ingero_writer *ingero_writer_new(int fd, const struct ingero_header *h)
 	}
 	w->fd = fd;
 	w->failed = 1;
-	if (column_scratch_init(&w->scratch, 1, BLOCK_MAX_EVENTS))
+	if (scratch_alloc(w, FIRST_ROWS))
 		goto fail;
-	for (c = 0; c < MAX_COLUMNS; c++)
-		if (!(w->keyidx[c] = malloc(BLOCK_MAX_EVENTS * sizeof(*w->keyidx[c])))) {
-			error_errno("cannot allocate a trace writer");
-			goto fail;
-		}
 	w->nidle = idle_cpus(h->ncpus);
 	if (!(w->idle = idle_comms_new(h->ncpus))) {
 		error_errno("cannot allocate a trace writer");
@@ -867,7 +913,7 @@ int ingero_writer_add(struct ingero_writer *w, const struct ingero_event *ev)
 			goto fail;
 		w->checkpoint_ns = key;
 	}
-	if (!sb->vals[0] && stream_alloc(sb, ev->stream))
+	if (!sb->vals[0] && stream_alloc(sb, ev->stream, FIRST_ROWS))
 		goto fail;
 	i = sb->n;
 	row_put(&sb->rows[i % EVENT_ROWS], ev, sb->wide);
@@ -890,7 +936,7 @@ int ingero_writer_add(struct ingero_writer *w, const struct ingero_event *ev)
 	w->total++;
 	if (!(sb->n % EVENT_ROWS))
 		rows_to_columns(sb, i + 1 - EVENT_ROWS, EVENT_ROWS);
-	if (sb->n == BLOCK_MAX_EVENTS && end_block(w, ev->stream))
+	if (sb->n == sb->room && stream_full(w, ev->stream))
 		goto fail;
 	return 0;
 fail:
@@ -964,12 +1010,11 @@ int ingero_writer_end(struct ingero_writer *w)
 int ingero_writer_close(struct ingero_writer *w)
 {
 	int ret = ingero_writer_end(w);
-	unsigned s, c;
+	unsigned s;
 
 	for (s = 0; s < INGERO_NR_STREAMS; s++)
 		free(w->s[s].vals[0]);
-	for (c = 0; c < MAX_COLUMNS; c++)
-		free(w->keyidx[c]);
+	free(w->keyidx[0]);
 	strtab_release(&w->strings);
 	free(w->idle);
 	buf_release(&w->sec);
