@@ -310,6 +310,38 @@ static void test_flush(void)
 	free(g.ev);
 }
 
+/*
+ * Streams that fill blocks within a checkpoint: each block holds
+ * BLOCK_MAX_EVENTS events but the stream's last, through the writer's move
+ * from its first arrays to those of whole blocks.
+ */
+static void test_full_blocks(void)
+{
+	static const size_t counts[INGERO_NR_STREAMS] = { 70000, 0, 140000, 0, 0, 0, 0 };
+	struct gen g;
+	struct ingero_trace_stats st;
+	struct ingero_reader *r;
+	struct ingero_event *m;
+	size_t n, got = 0;
+	int fd, same;
+
+	/* 0.4 s of events or so: no checkpoint ends a block */
+	gen_trace(&g, 5, counts, 1000000000ull, 500000000ull);
+	fd = gen_write(&g, &gen_header, 1);
+	m = gen_merged(&g, NULL, &n);
+	r = reopen(fd);
+	same = r && read_all(r, m, n, 0, &got);
+	ok(same, "%zu events in full blocks come back field for field (%zu)", n, got);
+	if (r)
+		ingero_reader_stats(r, &st);
+	is_u64(r ? st.blocks : 0, 5, "70000 calls take 2 blocks and 140000 switches 3, of up to %d events each",
+	       BLOCK_MAX_EVENTS);
+	ingero_reader_close(r);
+	close(fd);
+	free(m);
+	free(g.ev);
+}
+
 int main(void)
 {
 	test_crc();
@@ -318,5 +350,6 @@ int main(void)
 	test_comm_changes();
 	test_writer_rules();
 	test_flush();
+	test_full_blocks();
 	return done_testing();
 }
