@@ -76,9 +76,15 @@ int write_all(int fd, const void *p, size_t len)
 	return 0;
 }
 
+/* n rounded up to a multiple of to, a power of 2. */
+static size_t round_up(size_t n, size_t to)
+{
+	return (n + to - 1) & ~(to - 1);
+}
+
 void *block_alloc(size_t size)
 {
-	size_t len = (size + HUGE_PAGE - 1) & ~(size_t)(HUGE_PAGE - 1);
+	size_t len = round_up(size, HUGE_PAGE);
 	void *p;
 
 	/* a small block's arrays would not fill one */
@@ -95,7 +101,7 @@ static void *carve(uintptr_t *at, size_t size)
 {
 	void *p = (void *)*at;
 
-	*at += (size + CACHE_LINE - 1) & ~(size_t)(CACHE_LINE - 1);
+	*at += round_up(size, CACHE_LINE);
 	return p;
 }
 
