@@ -56,14 +56,17 @@ struct strtab {
  * The id of the comm a thread had last, in whatever stream and column: a
  * thread's comm seldom changes, so one compare usually stands in for hash
  * and probe. The slot keeps the string's first STRCACHE_HEAD bytes, a comm
- * and its NUL, so that the compare reads no string table.
+ * and its NUL, so that the compare reads no string table. Its key is the
+ * thread's id or, for a CPU's idle task, that CPU's (comm_key()).
  */
 #define STRCACHE_BITS 10
 #define STRCACHE_HEAD 16
 _Static_assert(STRCACHE_HEAD == INGERO_COMM_LEN, "a slot's head holds a comm, as the idle tasks' names are kept");
 struct strcache_slot {
-	uint32_t tid, id;	/* id 0: empty */
-	char head[STRCACHE_HEAD];	/* NUL-padded; the whole string when it ends within */
+	uint64_t key;
+	uint32_t id1;	/* the string's id + 1; 0: empty */
+	uint32_t within;	/* a bit for each byte of head up to its NUL, that NUL's included */
+	char head[STRCACHE_HEAD];	/* the string, its NUL, and what followed */
 };
 
 #define EV(f) ((uint16_t)offsetof(struct ingero_event, f))
@@ -91,13 +94,13 @@ static const struct comm_field {
  */
 #define EVENT_ROWS 32
 /*
- * What a row keeps of an event: its first ROW_HEAD bytes, where the fields
- * of every stream but the calls end, and the rest only for a stream whose
- * fields reach past them, so that the others do not read the cache lines
- * of what they lack.
+ * The comms an event has at most (a switch's two). As an event comes, the
+ * first STRCACHE_HEAD bytes of each are kept beside its row, and they get
+ * their ids when the rows move into the columns, a column at a time: the
+ * streams come mixed at random, and a branch on the comms each event has
+ * would be mispredicted as often.
  */
-#define ROW_HEAD 56
-_Static_assert(ROW_HEAD <= sizeof(struct ingero_event), "a row's head is part of an event");
+#define COMM_SLOTS 2
 
 /*
  * A stream's arrays first hold this many events: one that fills them within
@@ -130,13 +133,21 @@ struct wstring {
 struct stream_buf {
 	uint64_t *vals[MAX_COLUMNS];	/* COLUMN_STRIDE_FOR(room) apart; vals[0] is the allocation */
 	struct wfield fields[MAX_COLUMNS];
-	struct wstring strings[MAX_COLUMNS];
-	unsigned nfields, nstrings;
-	int wide;	/* its rows keep whole events, not their heads */
+	struct wstring comms[COMM_SLOTS], plain[MAX_COLUMNS];	/* string columns: comms, and the others */
+	unsigned nfields, ncomms, nplain;
+	/*
+	 * Where each comm slot's string pointer is: an event's address and-ed
+	 * with ev_mask, plus at: for a slot the stream lacks, at no_comm_at.
+	 */
+	struct {
+		uintptr_t ev_mask, at;
+	} head_src[COMM_SLOTS];
 	uint32_t n, room;	/* events in the block, and that its arrays hold */
 	uint64_t first, last;
-	/* EVENT_ROWS, after the columns: events n - n % EVENT_ROWS.. n, not yet in fields' columns */
+	/* EVENT_ROWS, after the columns: events n - n % EVENT_ROWS.. n, not yet in the columns */
 	struct ingero_event *rows;
+	/* the heads of the rows' comms, or where a comm's id is in its column already, bytes with no NUL */
+	char heads[EVENT_ROWS][COMM_SLOTS][STRCACHE_HEAD] __attribute__((aligned(STRCACHE_HEAD)));
 };
 
 struct ingero_writer {
@@ -252,75 +263,111 @@ static int64_t strtab_intern(struct strtab *t, const char *s)
 	return id;
 }
 
-/* The cache slot of tid's comm, emptied if it held another's. */
-static struct strcache_slot *strcache_slot(struct ingero_writer *w, uint32_t tid)
-{
-	struct strcache_slot *e = &w->strcache[(uint32_t)(tid * 0x9e3779b9u) >> (32 - STRCACHE_BITS)];
-
-	if (e->tid != tid)
-		e->tid = tid, e->id = 0;
-	return e;
-}
-
-/* Keeps string id of t in slot e: the id, and the head that a compare reads. */
-static void strcache_keep(struct strcache_slot *e, const struct strtab *t, uint32_t id)
-{
-	uint32_t len = strtab_len(t, id);
-
-	memset(e->head, 0, sizeof(e->head));
-	memcpy(e->head, t->bytes.data + t->off[id - 1], len < sizeof(e->head) ? len : sizeof(e->head));
-	e->id = id;
-}
-
-/*
- * Whether str is the string whose first STRCACHE_HEAD bytes, NUL-padded,
- * are head: 1 or 0, or -1 where head does not end within them. str is read
- * 16 bytes at once, past its end but not past its page, as strlen reads
- * it: no address check for that.
- */
+/* Whether slot e holds the string that head, the first STRCACHE_HEAD bytes of a comm, begins. */
 #if defined(__SSE2__)
-static inline __attribute__((no_sanitize_address)) int head_match(const char *head, const char *str)
+static inline int strcache_holds(const struct strcache_slot *e, const char *head)
 {
-	__m128i h = _mm_loadu_si128((const __m128i *)head);
-	unsigned differ, end = _mm_movemask_epi8(_mm_cmpeq_epi8(h, _mm_setzero_si128()));
+	__m128i a = _mm_loadu_si128((const __m128i *)e->head), b = _mm_loadu_si128((const __m128i *)head);
+	unsigned same = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(a, b));
 
-	if (!end)
-		return -1;
-	if (((uintptr_t)str & 4095) > 4096 - STRCACHE_HEAD)
-		return !strcmp(head, str);
-	differ = ~_mm_movemask_epi8(_mm_cmpeq_epi8(h, _mm_loadu_si128((const __m128i *)str)));
-	/* equal up to and including head's NUL */
-	return !(differ & (end ^ (end - 1)));
+	return (same & e->within) == e->within;
 }
 #else
-static int head_match(const char *head, const char *str)
+static int strcache_holds(const struct strcache_slot *e, const char *head)
 {
-	return memchr(head, 0, STRCACHE_HEAD) ? !strcmp(head, str) : -1;
+	return !strncmp(e->head, head, STRCACHE_HEAD);
 }
 #endif
 
-/* Whether str is the string slot e keeps. */
-static int strcache_holds(const struct strcache_slot *e, const struct strtab *t, const char *str)
+/* head_take() near the end of a page, or without SSE2: whether str ends within STRCACHE_HEAD bytes. */
+static int head_copy(char *head, const char *str)
 {
-	int match = head_match(e->head, str);
+	size_t n = strnlen(str, STRCACHE_HEAD);
 
-	return match >= 0 ? match : !strcmp((const char *)t->bytes.data + t->off[e->id - 1], str);
+	memcpy(head, str, n < STRCACHE_HEAD ? n + 1 : n);
+	return n < STRCACHE_HEAD;
 }
 
-/* The id of str, the comm of thread tid; -1 on failure. */
-static int64_t strcache_intern(struct ingero_writer *w, uint32_t tid, const char *str)
+/*
+ * Copies the first STRCACHE_HEAD bytes of str to head: whether str ends
+ * within them. They are read at once, past str's end but not past its page,
+ * as strlen reads it: no address check for that.
+ */
+#if defined(__SSE2__)
+static inline __attribute__((no_sanitize_address)) int head_take(char *head, const char *str)
 {
-	struct strcache_slot *e;
+	__m128i h;
+
+	if (((uintptr_t)str & 4095) > 4096 - STRCACHE_HEAD)
+		return head_copy(head, str);
+	h = _mm_loadu_si128((const __m128i *)str);
+	_mm_store_si128((__m128i *)head, h);
+	return _mm_movemask_epi8(_mm_cmpeq_epi8(h, _mm_setzero_si128())) != 0;
+}
+#else
+static int head_take(char *head, const char *str)
+{
+	return head_copy(head, str);
+}
+#endif
+
+/*
+ * The cache key of the comm of thread tid on cpu: the thread's id, or for
+ * thread 0 on a CPU with an idle task (cpu under nidle), above every
+ * thread's id, the CPU's, as each CPU's idle task has a name of its own.
+ * Without a branch, as switches to and from the idle tasks come at random.
+ */
+static inline uint64_t comm_key(uint32_t tid, uint32_t cpu, uint32_t nidle)
+{
+	uint64_t idle = -(uint64_t)(!tid & (cpu < nidle));
+
+	return tid | (idle & (1ull << 32 | cpu));
+}
+
+/* Keeps string id, which head holds with its NUL, in slot e for key. */
+static void strcache_keep(struct strcache_slot *e, uint64_t key, uint32_t id, const char *head)
+{
+	e->key = key;
+	e->id1 = id + 1;
+	e->within = (2u << strnlen(head, STRCACHE_HEAD - 1)) - 1;
+	memcpy(e->head, head, sizeof(e->head));
+}
+
+/*
+ * comm_id() when slot e does not hold head for key: 0 for the name of the
+ * idle task that key stands for, else the id of the string that head
+ * holds, interned; kept in e. A head with no NUL is that of a comm whose id
+ * is in its column already: put.
+ */
+static __attribute__((noinline)) int64_t strcache_miss(struct ingero_writer *w, struct strcache_slot *e, uint64_t key,
+						       const char *head, uint64_t put)
+{
+	const char *idle = key >> 32 ? w->idle[(uint32_t)key] : NULL;
 	int64_t id;
 
-	if (!str)
+	if (!memchr(head, 0, STRCACHE_HEAD))
+		return (int64_t)put;
+	if (idle && !strcmp(idle, head)) {
+		strcache_keep(e, key, 0, idle);
 		return 0;
-	e = strcache_slot(w, tid);
-	if (e->id && strcache_holds(e, &w->strings, str))
-		return e->id;
-	if ((id = strtab_intern(&w->strings, str)) > 0)
-		strcache_keep(e, &w->strings, (uint32_t)id);
+	}
+	if ((id = strtab_intern(&w->strings, head)) > 0)
+		strcache_keep(e, key, (uint32_t)id, head);
 	return id;
+}
+
+/*
+ * The id of the comm whose first STRCACHE_HEAD bytes are head, of cache key
+ * key (comm_key()): 0 for an idle task's name; -1 on failure. put is what
+ * its column holds.
+ */
+static inline int64_t comm_id(struct ingero_writer *w, uint64_t key, const char *head, uint64_t put)
+{
+	struct strcache_slot *e = &w->strcache[key * 0x9e3779b97f4a7c15ull >> (64 - STRCACHE_BITS)];
+
+	if (e->key == key && e->id1 && strcache_holds(e, head))
+		return e->id1 - 1;
+	return strcache_miss(w, e, key, head, put);
 }
 
 static void strtab_release(struct strtab *t)
@@ -634,22 +681,59 @@ static void rows_to_columns(struct stream_buf *sb, uint32_t at, uint32_t m)
 	}
 }
 
-/* Keeps ev as a row: whole for a wide stream, else its head. */
-static void row_put(struct ingero_event *row, const struct ingero_event *ev, int wide)
+/*
+ * The ids of comm column f's comms of the m rows kept, whose heads are in
+ * slot c, into the column as events at..at + m; inlined with whether a row
+ * has the CPU whose idle task the comm may be.
+ */
+static inline __attribute__((always_inline)) int
+comm_ids(struct ingero_writer *w, struct stream_buf *sb, const struct wstring *f, unsigned c, uint32_t at, uint32_t m,
+	 int idle)
 {
-	if (wide)
-		*row = *ev;
-	else
-		memcpy(row, ev, ROW_HEAD);
+	uint32_t j;
+
+	for (j = 0; j < m; j++) {
+		const struct ingero_event *row = &sb->rows[j];
+		uint32_t tid = (uint32_t)field_value(row, f->tid, TYPE_U32);
+		uint64_t key = idle ? comm_key(tid, (uint32_t)field_value(row, f->cpu, TYPE_U32), w->nidle) : tid;
+		int64_t id = comm_id(w, key, sb->heads[j][c], f->vals[at + j]);
+
+		if (id < 0)
+			return -1;
+		f->vals[at + j] = (uint64_t)id;
+	}
+	return 0;
+}
+
+/* The ids of the comms of the m rows kept into their columns, as events at..at + m; -1 on failure. */
+static int comms_put(struct ingero_writer *w, struct stream_buf *sb, uint32_t at, uint32_t m)
+{
+	unsigned c;
+
+	for (c = 0; c < sb->ncomms; c++) {
+		const struct wstring *f = &sb->comms[c];
+
+		if (f->cpu == NO_FIELD ? comm_ids(w, sb, f, c, at, m, 0) : comm_ids(w, sb, f, c, at, m, 1))
+			return -1;
+	}
+	return 0;
+}
+
+/* Moves the m rows kept into the columns, as events at..at + m; -1 on failure. */
+static int rows_put(struct ingero_writer *w, struct stream_buf *sb, uint32_t at, uint32_t m)
+{
+	if (comms_put(w, sb, at, m))
+		return -1;
+	rows_to_columns(sb, at, m);
+	return 0;
 }
 
 /* The rows kept of a block that ends before they fill. */
-static void rows_flush(struct stream_buf *sb)
+static int rows_flush(struct ingero_writer *w, struct stream_buf *sb)
 {
 	uint32_t m = sb->n % EVENT_ROWS;
 
-	if (m)
-		rows_to_columns(sb, sb->n - m, m);
+	return m ? rows_put(w, sb, sb->n - m, m) : 0;
 }
 
 /* Ends a zstd block at offset at, unless what lies since the last end is too small to pay for tables of its own. */
@@ -710,8 +794,7 @@ static int end_block(struct ingero_writer *w, unsigned s)
 
 	if (!sb->n)
 		return 0;
-	rows_flush(sb);
-	if (write_strings(w) || sec_start(w, (size_t)sb->n * sd->ncols * 2) ||
+	if (rows_flush(w, sb) || write_strings(w) || sec_start(w, (size_t)sb->n * sd->ncols * 2) ||
 	    !(p = sec_put(w, BLOCK_HEADER_SIZE)))
 		return -1;
 	put_u32(p, s);
@@ -759,6 +842,16 @@ static const struct comm_field *comm_field_of(unsigned s, uint16_t off)
 	return NULL;
 }
 
+/*
+ * The heads of a comm slot that a stream lacks, read through no_comm_at,
+ * and of a NULL comm, which has no NUL so that its id is put at once.
+ */
+static const char no_comm[STRCACHE_HEAD] __attribute__((aligned(STRCACHE_HEAD)));
+static const char *const no_comm_at = no_comm;
+static const char null_comm[STRCACHE_HEAD] __attribute__((aligned(STRCACHE_HEAD))) = {
+	[0 ... STRCACHE_HEAD - 1] = 1
+};
+
 /* Gives stream s arrays for room events, which keep the values of its events so far. */
 static int stream_alloc(struct stream_buf *sb, unsigned s, uint32_t room)
 {
@@ -778,20 +871,23 @@ static int stream_alloc(struct stream_buf *sb, unsigned s, uint32_t room)
 	free(old);
 	sb->rows = (struct ingero_event *)(vals + sd->ncols * stride);
 	sb->room = room;
-	sb->nfields = sb->nstrings = 0;
+	sb->nfields = sb->ncomms = sb->nplain = 0;
 	for (c = 0; c < sd->ncols; c++) {
 		const struct column_def *d = &sd->cols[c];
+		const struct comm_field *cf = d->type == TYPE_STRING ? comm_field_of(s, d->off) : NULL;
 
-		if (d->off + (d->type == TYPE_U32 || d->type == TYPE_I32 ? 4 : 8) > ROW_HEAD)
-			sb->wide = 1;
 		if (d->type != TYPE_STRING)
 			sb->fields[sb->nfields++] = (struct wfield){ sb->vals[c], d->off, d->type };
-		else {
-			const struct comm_field *cf = comm_field_of(s, d->off);
-
-			sb->strings[sb->nstrings++] = (struct wstring){ sb->vals[c], d->off,
-				cf ? cf->tid : NO_FIELD, cf ? cf->cpu : NO_FIELD };
-		}
+		else if (!cf)
+			sb->plain[sb->nplain++] = (struct wstring){ sb->vals[c], d->off, NO_FIELD, NO_FIELD };
+		else if (sb->ncomms < COMM_SLOTS)
+			sb->comms[sb->ncomms++] = (struct wstring){ sb->vals[c], d->off, cf->tid, cf->cpu };
+		else
+			BUG("stream '%s' has more than %d comms", sd->name, COMM_SLOTS);
+	}
+	for (c = 0; c < COMM_SLOTS; c++) {
+		sb->head_src[c].ev_mask = c < sb->ncomms ? UINTPTR_MAX : 0;
+		sb->head_src[c].at = c < sb->ncomms ? sb->comms[c].off : (uintptr_t)&no_comm_at;
 	}
 	return 0;
 }
@@ -862,34 +958,54 @@ fail:
 	return NULL;
 }
 
-/*
- * Whether str is the name Linux gives the idle task of cpu, which the
- * trace keeps as the null string and the reader restores.
- */
-static int idle_comm(const struct ingero_writer *w, uint32_t cpu, const char *str)
+/* The id of event i's comm in slot c, ev's, which does not end within its head: put in its column now. */
+static __attribute__((noinline, cold)) int comm_now(struct ingero_writer *w, struct stream_buf *sb, unsigned c,
+						   uint32_t i, const struct ingero_event *ev)
 {
-	return cpu < w->nidle && str && head_match(w->idle[cpu], str) > 0;
+	const struct wstring *f = &sb->comms[c];
+	int64_t id = strtab_intern(&w->strings, *(const char *const *)((const char *)ev + f->off));
+
+	if (id < 0)
+		return -1;
+	f->vals[i] = (uint64_t)id;
+	return 0;
 }
 
-/* The string id of ev's string field f: 0 for NULL and for an idle task's name; -1 on failure. */
-static int64_t string_id(struct ingero_writer *w, const struct ingero_event *ev, const struct wstring *f)
+/* Keeps the heads of the comms of event i, ev, without a branch on which comms it has; -1 on failure. */
+static int heads_put(struct ingero_writer *w, struct stream_buf *sb, uint32_t i, const struct ingero_event *ev)
 {
-	const char *str = *(const char *const *)((const char *)ev + f->off);
-	uint32_t tid;
+	unsigned c;
 
-	if (f->tid == NO_FIELD)
-		return strtab_intern(&w->strings, str);
-	tid = (uint32_t)field_value(ev, f->tid, TYPE_U32);
-	if (!tid && f->cpu != NO_FIELD && idle_comm(w, (uint32_t)field_value(ev, f->cpu, TYPE_U32), str))
-		return 0;
-	return strcache_intern(w, tid, str);
+	for (c = 0; c < COMM_SLOTS; c++) {
+		uintptr_t p;
+
+		memcpy(&p, (const char *)(((uintptr_t)ev & sb->head_src[c].ev_mask) + sb->head_src[c].at), sizeof(p));
+		p = p ? p : (uintptr_t)null_comm;
+		if (!head_take(sb->heads[i % EVENT_ROWS][c], (const char *)p) && comm_now(w, sb, c, i, ev))
+			return -1;
+	}
+	return 0;
+}
+
+/* The ids of event i's strings other than comms, ev's, put in their columns; -1 on failure. */
+static __attribute__((noinline)) int plain_put(struct ingero_writer *w, struct stream_buf *sb, uint32_t i, const struct ingero_event *ev)
+{
+	const struct wstring *f;
+
+	for (f = sb->plain; f < sb->plain + sb->nplain; f++) {
+		int64_t id = strtab_intern(&w->strings, *(const char *const *)((const char *)ev + f->off));
+
+		if (id < 0)
+			return -1;
+		f->vals[i] = (uint64_t)id;
+	}
+	return 0;
 }
 
 int ingero_writer_add(struct ingero_writer *w, const struct ingero_event *ev)
 {
 	const struct stream_def *sd;
 	struct stream_buf *sb;
-	const struct wstring *f;
 	uint64_t key = ingero_event_key(ev);
 	uint32_t i;
 
@@ -916,14 +1032,9 @@ int ingero_writer_add(struct ingero_writer *w, const struct ingero_event *ev)
 	if (!sb->vals[0] && stream_alloc(sb, ev->stream, FIRST_ROWS))
 		goto fail;
 	i = sb->n;
-	row_put(&sb->rows[i % EVENT_ROWS], ev, sb->wide);
-	for (f = sb->strings; f < sb->strings + sb->nstrings; f++) {
-		int64_t id = string_id(w, ev, f);
-
-		if (id < 0)
-			goto fail;
-		f->vals[i] = (uint64_t)id;
-	}
+	sb->rows[i % EVENT_ROWS] = *ev;
+	if (heads_put(w, sb, i, ev) || (sb->nplain && plain_put(w, sb, i, ev)))
+		goto fail;
 	if (!i)
 		sb->first = key;
 	sb->last = key;
@@ -934,8 +1045,8 @@ int ingero_writer_add(struct ingero_writer *w, const struct ingero_event *ev)
 		w->st.last_ns = key;
 	w->st.events[ev->stream]++;
 	w->total++;
-	if (!(sb->n % EVENT_ROWS))
-		rows_to_columns(sb, i + 1 - EVENT_ROWS, EVENT_ROWS);
+	if (!(sb->n % EVENT_ROWS) && rows_put(w, sb, i + 1 - EVENT_ROWS, EVENT_ROWS))
+		goto fail;
 	if (sb->n == sb->room && stream_full(w, ev->stream))
 		goto fail;
 	return 0;
