@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <unistd.h>
+#define ZSTD_STATIC_LINKING_ONLY	/* for ZSTD_c_stableInBuffer */
 #include <zstd.h>
 #include <zstd_errors.h>
 #if defined(__SSE2__)
@@ -25,9 +26,9 @@
 #define ZSTD_HASH_LOG 9
 /*
  * A window of 2 MiB rather than level 1's 512 KiB, so that a block's
- * section (some 700 KiB for 65536 events) fits zstd's input buffer whole:
- * zstd no longer wraps around it, nor takes its slower path for matches
- * across the wrap. zstd shrinks the window to the size of a smaller section.
+ * section (some 700 KiB for 65536 events) lies in it whole: a match may
+ * reach back to its first column. zstd shrinks the window to the size of a
+ * smaller section.
  */
 #define ZSTD_WINDOW_LOG 21
 /*
@@ -396,7 +397,8 @@ static int index_add(struct ingero_writer *w, const struct index_entry *e)
 /*
  * Compresses w->sec into one frame, ending a zstd block at each of the
  * ncuts offsets: each column then gets entropy tables of its own, and the
- * frame still decompresses to the one section.
+ * frame still decompresses to the one section. The input only grows to
+ * each cut in turn, as zstd's stable input buffer asks.
  */
 static size_t compress_cut(struct ingero_writer *w, const uint32_t *cuts, unsigned ncuts, size_t bound)
 {
@@ -949,6 +951,10 @@ struct ingero_writer *ingero_writer_new(int fd, const struct ingero_header *h)
 	ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_hashLog, ZSTD_HASH_LOG);
 	ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_windowLog, ZSTD_WINDOW_LOG);
 	ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_minMatch, ZSTD_MIN_MATCH);
+#ifdef ZSTD_c_stableInBuffer
+	/* zstd reads the section where it lies, not from a copy in a buffer of its own */
+	ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_stableInBuffer, 1);
+#endif
 	if (write_header(w, h))
 		goto fail;
 	w->failed = 0;
