@@ -221,7 +221,8 @@ static const uint8_t *window_get(struct ingero_reader *r, uint64_t off, size_t w
 
 /*
  * Decompresses the frame of b (size 0: not yet known, found here) into
- * r->sec and checks its section (of any tag for 0). NULL, or what is wrong.
+ * r->sec and checks its section (of any tag for 0). NULL, or what is wrong:
+ * in why when it is a zstd frame cut short or that does not decompress.
  */
 static const char *read_frame(struct ingero_reader *r, struct blockref *b, uint32_t tag, char *why, size_t whylen)
 {
@@ -827,7 +828,11 @@ struct ingero_reader *ingero_reader_open_fd(int fd, const char *name)
 		goto fail;
 	}
 	if ((bad = read_frame(r, &head, TAG_HEADER, why, sizeof(why)))) {
-		error("'%s' is not an ingero trace (block 0 at offset 0: %s)", name, bad);
+		/* a zstd frame that cannot be read whole hides the magic: a trace's header is taken to be damaged */
+		if (bad == why)
+			error("'%s' is damaged: block 0 at offset 0: %s", name, bad);
+		else
+			error("'%s' is not an ingero trace (block 0 at offset 0: %s)", name, bad);
 		goto fail;
 	}
 	if (head.size > r->size || r->sec.len - SECTION_HEADER_SIZE > HEADER_MAX || parse_header(r))

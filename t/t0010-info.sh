@@ -117,6 +117,13 @@ test_expect_success MKTRACE 'a cut trace exits 1 and names the block and offset'
 	grep -E "^ingero: .cut.ing.zst. is damaged: block [0-9]+ at offset [0-9]+: truncated at offset $((size / 2))$" err
 '
 
+test_expect_success MKTRACE 'a trace cut inside its header is damaged, not foreign' '
+	head -c 20 known.ing.zst >cut-head.ing.zst &&
+	test_expect_code 1 ingero info cut-head.ing.zst 2>err &&
+	echo "ingero: '"'"'cut-head.ing.zst'"'"' is damaged: block 0 at offset 0: truncated at offset 20" >expect &&
+	test_cmp expect err
+'
+
 test_expect_success 'a file that is not a trace exits 1' '
 	echo hello >not.ing.zst &&
 	test_expect_code 1 ingero info not.ing.zst 2>err &&
