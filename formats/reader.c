@@ -828,11 +828,12 @@ struct ingero_reader *ingero_reader_open_fd(int fd, const char *name)
 		goto fail;
 	}
 	if ((bad = read_frame(r, &head, TAG_HEADER, why, sizeof(why)))) {
+		set_error(r, &head, "%s", bad);
 		/* a zstd frame that cannot be read whole hides the magic: a trace's header is taken to be damaged */
 		if (bad == why)
-			error("'%s' is damaged: block 0 at offset 0: %s", name, bad);
+			error("'%s' is damaged: %s", name, r->err);
 		else
-			error("'%s' is not an ingero trace (block 0 at offset 0: %s)", name, bad);
+			error("'%s' is not an ingero trace (%s)", name, r->err);
 		goto fail;
 	}
 	if (head.size > r->size || r->sec.len - SECTION_HEADER_SIZE > HEADER_MAX || parse_header(r))
