@@ -157,7 +157,7 @@ struct ingero_writer {
 	ZSTD_CCtx *cctx;
 	uint64_t offset;
 	uint32_t blockno, checkpoint;
-	uint64_t checkpoint_ns, total;
+	uint64_t checkpoint_ns;	/* the key that began the checkpoint; before any event, -CHECKPOINT_NS */
 	struct stream_buf s[INGERO_NR_STREAMS];
 	struct strtab strings;
 	struct strcache_slot strcache[1 << STRCACHE_BITS];
@@ -171,8 +171,9 @@ struct ingero_writer {
 	uint32_t keyn[MAX_COLUMNS];
 	struct index_entry *index;
 	size_t nindex, index_alloc;
-	struct ingero_trace_stats st;
+	struct ingero_trace_stats st;	/* events: those of the blocks ended; first_ns, last_ns: unset */
 	struct column_bytes *measure;
+	uint64_t since[INGERO_NR_STREAMS];	/* the key of each stream's first event */
 };
 
 /* Eight bytes at a time: comms and paths are short, and this runs for every string of every event. */
@@ -817,6 +818,7 @@ static int end_block(struct ingero_writer *w, unsigned s)
 	if (write_section(w, TAG_BLOCK, &e, cuts, ncuts))
 		return -1;
 	w->st.written += sb->n;
+	w->st.events[s] += sb->n;
 	sb->n = 0;
 	w->st.blocks++;
 	return 0;
@@ -935,6 +937,7 @@ struct ingero_writer *ingero_writer_new(int fd, const struct ingero_header *h)
 	}
 	w->fd = fd;
 	w->failed = 1;
+	w->checkpoint_ns = -CHECKPOINT_NS;
 	if (scratch_alloc(w, FIRST_ROWS))
 		goto fail;
 	w->nidle = idle_cpus(h->ncpus);
@@ -982,6 +985,7 @@ static int heads_put(struct ingero_writer *w, struct stream_buf *sb, uint32_t i,
 {
 	unsigned c;
 
+#pragma GCC unroll 2
 	for (c = 0; c < COMM_SLOTS; c++) {
 		uintptr_t p;
 
@@ -1021,17 +1025,17 @@ int ingero_writer_add(struct ingero_writer *w, const struct ingero_event *ev)
 		return error("event of unknown stream %u", ev->stream);
 	sd = &stream_defs[ev->stream];
 	sb = &w->s[ev->stream];
-	if (w->st.events[ev->stream] && key < sb->last) {
+	/* a stream's last key is 0 before its first event */
+	if (key < sb->last) {
 		/* said for the first only: a caller that counts what it added knows how many more */
 		if (!w->refused++)
 			error("'%s' event at %llu ns comes after one at %llu ns", sd->name,
 			      (unsigned long long)key, (unsigned long long)sb->last);
 		return -1;
 	}
-	if (!w->total)
-		w->checkpoint_ns = w->st.first_ns = key;
+	/* the first event begins the first checkpoint */
 	if (key >= w->checkpoint_ns + CHECKPOINT_NS) {
-		if (checkpoint(w))
+		if (w->checkpoint_ns != -CHECKPOINT_NS && checkpoint(w))
 			goto fail;
 		w->checkpoint_ns = key;
 	}
@@ -1041,16 +1045,13 @@ int ingero_writer_add(struct ingero_writer *w, const struct ingero_event *ev)
 	sb->rows[i % EVENT_ROWS] = *ev;
 	if (heads_put(w, sb, i, ev) || (sb->nplain && plain_put(w, sb, i, ev)))
 		goto fail;
-	if (!i)
+	if (!i) {
 		sb->first = key;
+		if (!w->st.events[ev->stream])
+			w->since[ev->stream] = key;
+	}
 	sb->last = key;
 	sb->n = i + 1;
-	if (key < w->st.first_ns)
-		w->st.first_ns = key;
-	if (key > w->st.last_ns)
-		w->st.last_ns = key;
-	w->st.events[ev->stream]++;
-	w->total++;
 	if (!(sb->n % EVENT_ROWS) && rows_put(w, sb, i + 1 - EVENT_ROWS, EVENT_ROWS))
 		goto fail;
 	if (sb->n == sb->room && stream_full(w, ev->stream))
@@ -1072,10 +1073,24 @@ int ingero_writer_flush(struct ingero_writer *w)
 	return 0;
 }
 
+/* The counts and time span, summed over the streams here rather than as each event comes. */
 void ingero_writer_stats(const struct ingero_writer *w, struct ingero_trace_stats *st)
 {
+	unsigned s, any = 0;
+
 	*st = w->st;
 	st->bytes = w->offset;
+	for (s = 0; s < INGERO_NR_STREAMS; s++) {
+		const struct stream_buf *sb = &w->s[s];
+
+		st->events[s] += sb->n;
+		if (!st->events[s])
+			continue;
+		if (!any++ || w->since[s] < st->first_ns)
+			st->first_ns = w->since[s];
+		if (sb->last > st->last_ns)
+			st->last_ns = sb->last;
+	}
 }
 
 /* The footer: a skippable frame holding the index section and a trailer that locates it from the end. */

@@ -288,9 +288,10 @@ static void test_flush(void)
 {
 	static const size_t counts[INGERO_NR_STREAMS] = { 100, 0, 100, 100, 0, 0, 1 };
 	struct gen g;
+	struct ingero_trace_stats st;
 	struct ingero_reader *r;
 	struct ingero_writer *w;
-	struct ingero_event *m;
+	struct ingero_event *m, late;
 	size_t n, got, i;
 	int fd = memfd_create("trace", 0);
 
@@ -300,6 +301,16 @@ static void test_flush(void)
 		ingero_writer_add(w, &g.ev[i]);
 	ok(!ingero_writer_flush(w), "a flush succeeds");
 	m = gen_merged(&g, NULL, &n);
+	/* one more switch after the flush: the counts sum the blocks ended and the one begun */
+	late = (struct ingero_event){ .stream = INGERO_STREAM_SWITCH, .ts = ingero_event_key(&m[n - 1]) + 5 };
+	ok(!ingero_writer_add(w, &late), "an event after the flush is added");
+	ingero_writer_stats(w, &st);
+	is_u64(st.events[INGERO_STREAM_SWITCH], counts[INGERO_STREAM_SWITCH] + 1,
+	       "the writer counts the switches of the flushed block and the one after");
+	is_u64(st.events[INGERO_STREAM_CALL] + st.events[INGERO_STREAM_WAKEUP] + st.events[INGERO_STREAM_LIB],
+	       counts[0] + counts[3] + counts[6], "and every other stream's events");
+	ok(st.first_ns == ingero_event_key(&m[0]) && st.last_ns == late.ts,
+	   "its span runs from the first event's key to the last's");
 	r = reopen(fd);
 	got = 0;
 	ok(r && read_all(r, m, n, 0, &got), "a reader sees every event added before it");
