@@ -31,7 +31,7 @@
 #define SPARSE_GROUP 16
 /* Varints are summed this many codes at a time, between tests whether they are too many. */
 #define VARINT_GROUP 256
-/* The decoding loops whose events take a few instructions each, which a loop's own would add much to. */
+/* The loops whose values take a few instructions each, which a loop's own would add much to. */
 #define UNROLL_SHORT _Pragma("GCC unroll 8")
 /* The size of a transparent huge page on the targets that have them. */
 #define HUGE_PAGE (2u << 20)
@@ -632,7 +632,7 @@ static uint8_t *put_groups(uint8_t *p, struct column_scratch *s, uint32_t nk, ui
 {
 	uint32_t i, e;
 
-	for (i = 0; i < n; i++)
+	UNROLL_SHORT for (i = 0; i < n; i++)
 		s->grouped[s->perm[i]] = s->codes[i];
 	for (e = 0; e < nk; e++) {
 		const uint64_t *codes = s->grouped + s->start[e];
@@ -855,18 +855,28 @@ static inline uint32_t hash64(uint64_t v)
 	return (uint32_t)(v >> 40);
 }
 
+/* Where (v, key) is looked for first in a hash table of mask + 1 slots. */
+static inline uint32_t dict_home(uint64_t v, uint32_t key, uint32_t mask)
+{
+	return hash64(v ^ (uint64_t)key * 0xff51afd7ed558ccdull) & mask;
+}
+
 /*
- * The slot of (v, key) in the dictionary's hash table: where it is, or the
- * empty one where it goes. Without keyed, every key is 0.
+ * The slot of (v, key) in the dictionary's hash table, from slot h on:
+ * where it is, or the empty one where it goes. Without keyed, every key is 0.
  */
 static inline __attribute__((always_inline)) uint32_t
-dict_slot(const struct column_scratch *s, uint64_t v, uint32_t key, int keyed)
+dict_probe(const struct column_scratch *s, uint32_t h, uint64_t v, uint32_t key, int keyed)
 {
-	uint32_t h = hash64(v ^ (uint64_t)key * 0xff51afd7ed558ccdull) & s->mask;
-
 	while (s->slots[h].e && (s->slots[h].v != v || (keyed && s->slots[h].key != key)))
 		h = (h + 1) & s->mask;
 	return h;
+}
+
+static inline __attribute__((always_inline)) uint32_t
+dict_slot(const struct column_scratch *s, uint64_t v, uint32_t key, int keyed)
+{
+	return dict_probe(s, dict_home(v, key, s->mask), v, key, keyed);
 }
 
 /* Puts entry e (from 0) in slot h. */
@@ -906,24 +916,32 @@ static __attribute__((noinline)) uint32_t dict_direct_add(struct column_scratch 
 /*
  * The entry of v in an unkeyed dictionary, for v under DIRECT_VALUES:
  * from the table indexed by v, whose slots the build's stamp marks as its
- * own. The table and the stamp are the loop's copies, which stay in
- * registers: s's might change with each entry stored, as far as the
- * compiler knows.
+ * own. The table and the stamp, shifted to where a slot holds it, are the
+ * loop's copies, which stay in registers: s's might change with each entry
+ * stored, as far as the compiler knows. A slot of this build's, with the
+ * stamp taken out, is its entry.
  */
 static inline __attribute__((always_inline)) uint32_t
-dict_direct(struct column_scratch *s, const uint32_t *direct, uint32_t stamp, uint64_t v, uint32_t *nd)
+dict_direct(struct column_scratch *s, const uint32_t *direct, uint32_t stamp_bits, uint64_t v, uint32_t *nd)
 {
-	uint32_t d = direct[v];
+	uint32_t entry = direct[v] ^ stamp_bits;
 
-	if (d >> 16 != stamp)
+	if (entry > 0xffff)
 		return dict_direct_add(s, v, nd);
-	return d & 0xffff;
+	return entry;
 }
 
-/* Adds (v, key) to the dictionary as entry nd; out of the loop, as few values are new. */
-static __attribute__((noinline)) struct dict_slot dict_hashed_add(struct column_scratch *s, uint32_t h, uint64_t v,
-								  uint32_t key, uint32_t *nd, int keyed)
+/*
+ * The slot of (v, key), not in its home slot h: found further on, or
+ * added to the dictionary as entry nd. Out of the loop, as few values are
+ * either.
+ */
+static __attribute__((noinline)) struct dict_slot dict_hashed_away(struct column_scratch *s, uint32_t h, uint64_t v,
+								   uint32_t key, uint32_t *nd, int keyed)
 {
+	h = dict_probe(s, h, v, key, keyed);
+	if (s->slots[h].e)
+		return s->slots[h];
 	dict_add(s, v, key, *nd, keyed);
 	dict_put(s, h, (*nd)++);
 	if (2 * *nd > s->mask + 1) {
@@ -937,11 +955,12 @@ static __attribute__((noinline)) struct dict_slot dict_hashed_add(struct column_
 static inline __attribute__((always_inline)) struct dict_slot
 dict_hashed(struct column_scratch *s, uint64_t v, uint32_t key, uint32_t *nd, int keyed)
 {
-	uint32_t h = dict_slot(s, v, key, keyed);
+	uint32_t h = dict_home(v, key, s->mask);
+	struct dict_slot e = s->slots[h];
 
-	if (__builtin_expect(!s->slots[h].e, 0))
-		return dict_hashed_add(s, h, v, key, nd, keyed);
-	return s->slots[h];
+	if (__builtin_expect(e.v != v || (keyed && e.key != key) || !e.e, 0))
+		return dict_hashed_away(s, h, v, key, nd, keyed);
+	return e;
 }
 
 /*
@@ -954,7 +973,7 @@ dict_loop(const uint64_t *restrict v, const uint16_t *restrict k, uint32_t n, st
 {
 	uint64_t *restrict codes = s->codes;
 	const uint32_t *direct = s->direct;
-	uint32_t i, nd = 0, stamp = s->stamp;
+	uint32_t i, nd = 0, stamp_bits = s->stamp << 16;
 
 	for (i = 0; i < n; i++) {
 		if (keyed) {
@@ -963,7 +982,7 @@ dict_loop(const uint64_t *restrict v, const uint16_t *restrict k, uint32_t n, st
 			codes[i] = e.code;
 			idx[i] = e.e - 1;
 		} else {
-			uint32_t entry = v[i] < DIRECT_VALUES ? dict_direct(s, direct, stamp, v[i], &nd) :
+			uint32_t entry = v[i] < DIRECT_VALUES ? dict_direct(s, direct, stamp_bits, v[i], &nd) :
 				dict_hashed(s, v[i], 0, &nd, 0).e - 1;
 
 			codes[i] = idx[i] = entry;
