@@ -186,14 +186,23 @@ static inline void stats_add(struct code_stats *st, uint64_t code)
 	st->max |= code;
 }
 
-/* Whether any of m codes is not 0: with m known, one unrolled chain of ors and a test. */
+/* Whether any of m codes is not 0: with m known, one unrolled chain of ors, two codes to each, and a test. */
 static inline __attribute__((always_inline)) int any_nonzero(const uint64_t *codes, uint32_t m)
 {
 	uint64_t any = 0;
-	uint32_t j;
+	uint32_t j = 0;
 
+#if defined(__SSE2__)
+	__m128i acc = _mm_setzero_si128();
+
+#pragma GCC unroll 8
+	for (; j + 2 <= m; j += 2)
+		acc = _mm_or_si128(acc, _mm_loadu_si128((const __m128i *)(codes + j)));
+	if (_mm_movemask_epi8(_mm_cmpeq_epi8(acc, _mm_setzero_si128())) != 0xffff)
+		return 1;
+#endif
 #pragma GCC unroll 16
-	for (j = 0; j < m; j++)
+	for (; j < m; j++)
 		any |= codes[j];
 	return any != 0;
 }

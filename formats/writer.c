@@ -693,17 +693,19 @@ static inline __attribute__((always_inline)) int
 comm_ids(struct ingero_writer *w, struct stream_buf *sb, const struct wstring *f, unsigned c, uint32_t at, uint32_t m,
 	 int idle)
 {
-	uint32_t j;
+	const struct ingero_event *rows = sb->rows;
+	uint64_t *vals = f->vals + at;
+	uint16_t tid_at = f->tid, cpu_at = f->cpu;
+	uint32_t j, nidle = w->nidle;
 
 	for (j = 0; j < m; j++) {
-		const struct ingero_event *row = &sb->rows[j];
-		uint32_t tid = (uint32_t)field_value(row, f->tid, TYPE_U32);
-		uint64_t key = idle ? comm_key(tid, (uint32_t)field_value(row, f->cpu, TYPE_U32), w->nidle) : tid;
-		int64_t id = comm_id(w, key, sb->heads[j][c], f->vals[at + j]);
+		uint32_t tid = (uint32_t)field_value(&rows[j], tid_at, TYPE_U32);
+		uint64_t key = idle ? comm_key(tid, (uint32_t)field_value(&rows[j], cpu_at, TYPE_U32), nidle) : tid;
+		int64_t id = comm_id(w, key, sb->heads[j][c], vals[j]);
 
 		if (id < 0)
 			return -1;
-		f->vals[at + j] = (uint64_t)id;
+		vals[j] = (uint64_t)id;
 	}
 	return 0;
 }
@@ -1019,7 +1021,7 @@ int ingero_writer_add(struct ingero_writer *w, const struct ingero_event *ev)
 	uint64_t key = ingero_event_key(ev);
 	uint32_t i;
 
-	if (w->failed || w->ended)
+	if (w->failed | w->ended)	/* | rather than ||: one branch, for a test that never holds as events come */
 		return -1;
 	if (ev->stream >= INGERO_NR_STREAMS)
 		return error("event of unknown stream %u", ev->stream);
