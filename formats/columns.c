@@ -447,7 +447,7 @@ static uint8_t *put_codes(uint8_t *p, const uint64_t *codes, uint32_t n, unsigne
 	if (w == WIDTH_SPARSE)
 		return put_sparse(p, codes, n);
 	if (w == WIDTH_NIBBLES) {
-		for (i = 0; i + 1 < n; i += 2)
+		UNROLL_SHORT for (i = 0; i + 1 < n; i += 2)
 			*p++ = (uint8_t)(codes[i] | codes[i + 1] << 4);
 		if (i < n)
 			*p++ = (uint8_t)codes[i];

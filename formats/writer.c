@@ -724,8 +724,12 @@ static int comms_put(struct ingero_writer *w, struct stream_buf *sb, uint32_t at
 	return 0;
 }
 
-/* Moves the m rows kept into the columns, as events at..at + m; -1 on failure. */
-static int rows_put(struct ingero_writer *w, struct stream_buf *sb, uint32_t at, uint32_t m)
+/*
+ * Moves the m rows kept into the columns, as events at..at + m; -1 on
+ * failure. Not inlined, as none of the writer's rarer steps are, so that
+ * ingero_writer_add() keeps to what each event needs.
+ */
+static __attribute__((noinline)) int rows_put(struct ingero_writer *w, struct stream_buf *sb, uint32_t at, uint32_t m)
 {
 	if (comms_put(w, sb, at, m))
 		return -1;
@@ -826,7 +830,7 @@ static int end_block(struct ingero_writer *w, unsigned s)
 	return 0;
 }
 
-static int checkpoint(struct ingero_writer *w)
+static __attribute__((noinline)) int checkpoint(struct ingero_writer *w)
 {
 	unsigned s;
 
@@ -920,7 +924,7 @@ static int scratch_alloc(struct ingero_writer *w, uint32_t most)
 }
 
 /* Stream s has filled its arrays: ends its block, or gives it arrays for whole blocks. */
-static int stream_full(struct ingero_writer *w, unsigned s)
+static __attribute__((noinline)) int stream_full(struct ingero_writer *w, unsigned s)
 {
 	if (w->s[s].room == BLOCK_MAX_EVENTS)
 		return end_block(w, s);
