@@ -915,11 +915,11 @@ dict_add(struct column_scratch *s, uint64_t v, uint32_t key, uint32_t nd, int ke
 }
 
 /* Adds v, under DIRECT_VALUES, to an unkeyed dictionary: out of the loop, as few values are new. */
-static __attribute__((noinline)) uint32_t dict_direct_add(struct column_scratch *s, uint64_t v, uint32_t *nd)
+static __attribute__((noinline)) uint32_t dict_direct_add(struct column_scratch *s, uint64_t v)
 {
-	dict_add(s, v, 0, *nd, 0);
-	s->direct[v] = s->stamp << 16 | *nd;
-	return (*nd)++;
+	dict_add(s, v, 0, s->nd, 0);
+	s->direct[v] = s->stamp << 16 | s->nd;
+	return s->nd++;
 }
 
 /*
@@ -931,30 +931,30 @@ static __attribute__((noinline)) uint32_t dict_direct_add(struct column_scratch 
  * stamp taken out, is its entry.
  */
 static inline __attribute__((always_inline)) uint32_t
-dict_direct(struct column_scratch *s, const uint32_t *direct, uint32_t stamp_bits, uint64_t v, uint32_t *nd)
+dict_direct(struct column_scratch *s, const uint32_t *direct, uint32_t stamp_bits, uint64_t v)
 {
 	uint32_t entry = direct[v] ^ stamp_bits;
 
 	if (entry > 0xffff)
-		return dict_direct_add(s, v, nd);
+		return dict_direct_add(s, v);
 	return entry;
 }
 
 /*
  * The slot of (v, key), not in its home slot h: found further on, or
- * added to the dictionary as entry nd. Out of the loop, as few values are
- * either.
+ * added to the dictionary as its next entry, s->nd. Out of the loop, as
+ * few values are either.
  */
 static __attribute__((noinline)) struct dict_slot dict_hashed_away(struct column_scratch *s, uint32_t h, uint64_t v,
-								   uint32_t key, uint32_t *nd, int keyed)
+								   uint32_t key, int keyed)
 {
 	h = dict_probe(s, h, v, key, keyed);
 	if (s->slots[h].e)
 		return s->slots[h];
-	dict_add(s, v, key, *nd, keyed);
-	dict_put(s, h, (*nd)++);
-	if (2 * *nd > s->mask + 1) {
-		dict_grow(s, *nd, keyed);
+	dict_add(s, v, key, s->nd, keyed);
+	dict_put(s, h, s->nd++);
+	if (2 * s->nd > s->mask + 1) {
+		dict_grow(s, s->nd, keyed);
 		h = dict_slot(s, v, key, keyed);
 	}
 	return s->slots[h];
@@ -962,19 +962,21 @@ static __attribute__((noinline)) struct dict_slot dict_hashed_away(struct column
 
 /* The slot of (v, key) in the dictionary's hash table, where it is added if new. */
 static inline __attribute__((always_inline)) struct dict_slot
-dict_hashed(struct column_scratch *s, uint64_t v, uint32_t key, uint32_t *nd, int keyed)
+dict_hashed(struct column_scratch *s, uint64_t v, uint32_t key, int keyed)
 {
 	uint32_t h = dict_home(v, key, s->mask);
 	struct dict_slot e = s->slots[h];
 
 	if (__builtin_expect(e.v != v || (keyed && e.key != key) || !e.e, 0))
-		return dict_hashed_away(s, h, v, key, nd, keyed);
+		return dict_hashed_away(s, h, v, key, keyed);
 	return e;
 }
 
 /*
  * dict_build's loop, inlined with keyed known so that an unkeyed column
- * neither compares nor counts keys.
+ * neither compares nor counts keys. The entries so far are counted in s,
+ * by the steps out of the loop that add them: the loop keeps none of its
+ * own in memory, and so is unrolled.
  */
 static inline __attribute__((always_inline)) uint32_t
 dict_loop(const uint64_t *restrict v, const uint16_t *restrict k, uint32_t n, struct column_scratch *s,
@@ -982,22 +984,23 @@ dict_loop(const uint64_t *restrict v, const uint16_t *restrict k, uint32_t n, st
 {
 	uint64_t *restrict codes = s->codes;
 	const uint32_t *direct = s->direct;
-	uint32_t i, nd = 0, stamp_bits = s->stamp << 16;
+	uint32_t i, stamp_bits = s->stamp << 16;
 
-	for (i = 0; i < n; i++) {
+	s->nd = 0;
+	UNROLL for (i = 0; i < n; i++) {
 		if (keyed) {
-			struct dict_slot e = dict_hashed(s, v[i], k[i], &nd, 1);
+			struct dict_slot e = dict_hashed(s, v[i], k[i], 1);
 
 			codes[i] = e.code;
 			idx[i] = e.e - 1;
 		} else {
-			uint32_t entry = v[i] < DIRECT_VALUES ? dict_direct(s, direct, stamp_bits, v[i], &nd) :
-				dict_hashed(s, v[i], 0, &nd, 0).e - 1;
+			uint32_t entry = v[i] < DIRECT_VALUES ? dict_direct(s, direct, stamp_bits, v[i]) :
+				dict_hashed(s, v[i], 0, 0).e - 1;
 
 			codes[i] = idx[i] = entry;
 		}
 	}
-	return nd;
+	return s->nd;
 }
 
 /*

@@ -183,6 +183,7 @@ struct column_scratch {
 	uint32_t *dict_key, *dict_code;
 	struct dict_slot *slots;	/* encode: the dictionary's hash table */
 	uint32_t mask;
+	uint32_t nd;	/* encode: the entries of the dictionary being built */
 	/* encode, by small value: the stamp of the build that set it (high 16 bits) and the entry */
 	uint32_t *direct, stamp;
 	/* decode: per key index, its entries in the pool */
