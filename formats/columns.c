@@ -882,6 +882,7 @@ dict_probe(const struct column_scratch *s, uint32_t h, uint64_t v, uint32_t key,
 	return h;
 }
 
+/* The slot of (v, key), looked for from its home slot on. */
 static inline __attribute__((always_inline)) uint32_t
 dict_slot(const struct column_scratch *s, uint64_t v, uint32_t key, int keyed)
 {
