@@ -63,9 +63,11 @@ struct strtab {
 #define STRCACHE_BITS 10
 #define STRCACHE_HEAD 16
 _Static_assert(STRCACHE_HEAD == INGERO_COMM_LEN, "a slot's head holds a comm, as the idle tasks' names are kept");
+/* The key of an empty slot, above those of threads and idle tasks. */
+#define STRCACHE_NO_KEY UINT64_MAX
 struct strcache_slot {
-	uint64_t key;
-	uint32_t id1;	/* the string's id + 1; 0: empty */
+	uint64_t key;	/* STRCACHE_NO_KEY: empty */
+	uint32_t id1;	/* the string's id + 1 */
 	uint32_t within;	/* a bit for each byte of head up to its NUL, that NUL's included */
 	char head[STRCACHE_HEAD];	/* the string, its NUL, and what followed */
 };
@@ -367,7 +369,7 @@ static inline int64_t comm_id(struct ingero_writer *w, uint64_t key, const char 
 {
 	struct strcache_slot *e = &w->strcache[key * 0x9e3779b97f4a7c15ull >> (64 - STRCACHE_BITS)];
 
-	if (e->key == key && e->id1 && strcache_holds(e, head))
+	if (__builtin_expect(e->key == key && strcache_holds(e, head), 1))
 		return e->id1 - 1;
 	return strcache_miss(w, e, key, head, put);
 }
@@ -936,6 +938,7 @@ static __attribute__((noinline)) int stream_full(struct ingero_writer *w, unsign
 struct ingero_writer *ingero_writer_new(int fd, const struct ingero_header *h)
 {
 	struct ingero_writer *w = calloc(1, sizeof(*w));
+	size_t i;
 
 	if (!w) {
 		error_errno("cannot allocate a trace writer");
@@ -944,6 +947,8 @@ struct ingero_writer *ingero_writer_new(int fd, const struct ingero_header *h)
 	w->fd = fd;
 	w->failed = 1;
 	w->checkpoint_ns = -CHECKPOINT_NS;
+	for (i = 0; i < sizeof(w->strcache) / sizeof(w->strcache[0]); i++)
+		w->strcache[i].key = STRCACHE_NO_KEY;
 	if (scratch_alloc(w, FIRST_ROWS))
 		goto fail;
 	w->nidle = idle_cpus(h->ncpus);
